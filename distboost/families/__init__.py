@@ -1,0 +1,12 @@
+"""Families of distributions for the target, and their registry.
+
+``available()`` lists the registered names, ``get(name, links=...)`` builds one, and
+``register`` (a decorator) adds a user-defined :class:`Family`.
+"""
+
+from . import continuous  # noqa: F401  (registers the families)
+from .base import Family
+from .registry import available, get, register
+from .support import Support
+
+__all__ = ["Family", "Support", "available", "get", "register"]

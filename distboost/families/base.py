@@ -1,0 +1,330 @@
+"""The :class:`Family` base class: a ``torch.distributions`` class plus links, support and MLE.
+
+A family turns the ``K`` raw outputs of the boosted ensembles into a batch of torch
+distributions and gives the per-row negative log-likelihood that the engine differentiates.
+It also answers the distribution functions the :class:`~distboost.Predictive` needs
+(``cdf``, ``icdf``, moments), filling the gaps of torch (no ``Gamma.icdf``, no
+``StudentT.cdf``, ...) where a subclass supplies them.
+
+Conventions
+-----------
+* Parameters carry torch's own names, in the order of the torch constructor.
+* All torch work is float64.
+* ``params`` arguments are mappings ``name -> Tensor of shape (n,)`` on the natural scale.
+* Values (``y``, ``q``) have shape ``(..., n)`` and broadcast against the batch of ``n``
+  distributions, as in torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import torch
+from torch.distributions import Distribution
+
+from .._inversion import invert_cdf
+from ..links import Link, get_link, link_for_constraint
+from .support import REAL, Support
+
+__all__ = ["Family", "as_float64_tensor"]
+
+Params = Mapping[str, torch.Tensor]
+
+
+def as_float64_tensor(x) -> torch.Tensor:
+    """Convert array-like or tensor to a float64 tensor (no copy when already float64)."""
+    if isinstance(x, torch.Tensor):
+        return x.to(torch.float64)
+    return torch.as_tensor(np.asarray(x, dtype=np.float64))
+
+
+class Family:
+    """A parametric family of distributions for the target ``y``.
+
+    Subclasses set the class attributes below and may override :meth:`init` (closed-form
+    MLE), :meth:`cdf`, :meth:`icdf`, :meth:`mean`, :meth:`variance` and
+    :meth:`fisher_information`.
+
+    Parameters
+    ----------
+    links : dict of str to str or Link, optional
+        Overrides of the default link of some parameters, e.g. ``{"rate": "softplus"}``.
+
+    Attributes
+    ----------
+    name : str
+        Registry name.
+    torch_class : type
+        The ``torch.distributions`` class (or a compatible one) the family builds.
+    param_names : tuple of str
+        Parameter names, torch's names in torch's order.
+    support : Support
+        Support of ``y``.
+    discrete : bool
+        Whether ``y`` takes integer values.
+    links : dict of str to Link
+        The link of every parameter.
+    """
+
+    name: str = ""
+    torch_class: type[Distribution] | None = None
+    param_names: tuple[str, ...] = ()
+    support: Support = REAL
+    discrete: bool = False
+    #: Links to use instead of the constraint-derived ones (class-level defaults).
+    default_links: Mapping[str, str] = {}
+
+    def __init__(self, links: Mapping[str, str | Link] | None = None):
+        resolved: dict[str, Link] = {}
+        for p in self.param_names:
+            if p in self.default_links:
+                resolved[p] = get_link(self.default_links[p])
+            else:
+                resolved[p] = link_for_constraint(self.torch_class.arg_constraints[p])
+        for p, link in (links or {}).items():
+            if p not in self.param_names:
+                raise ValueError(
+                    f"Family {self.name!r} has no parameter {p!r}; "
+                    f"its parameters are {list(self.param_names)}."
+                )
+            resolved[p] = get_link(link)
+        self.links = resolved
+
+    # ------------------------------------------------------------------ identity
+    @property
+    def n_params(self) -> int:
+        """Number of parameters ``K`` (one boosted ensemble each)."""
+        return len(self.param_names)
+
+    def __repr__(self) -> str:
+        custom = {
+            p: lk.name for p, lk in self.links.items() if lk != type(self)(None).links[p]
+        } if self.links else {}
+        extra = f"links={custom!r}" if custom else ""
+        return f"{type(self).__name__}({extra})"
+
+    def get_params(self) -> dict:
+        """Constructor arguments, for serialisation."""
+        return {"links": {p: lk.name for p, lk in self.links.items()}}
+
+    # ------------------------------------------------------------------ raw <-> params
+    def params_from_raw(self, raw: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Natural-scale parameters from raw scores.
+
+        Parameters
+        ----------
+        raw : Tensor of shape (n, K)
+
+        Returns
+        -------
+        dict of str to Tensor of shape (n,)
+        """
+        return {p: self.links[p].forward(raw[:, k]) for k, p in enumerate(self.param_names)}
+
+    def raw_from_params(self, params: Mapping[str, object]) -> np.ndarray:
+        """Raw scores from natural-scale parameters.
+
+        Parameters
+        ----------
+        params : dict of str to array_like of shape (n,) or scalars
+
+        Returns
+        -------
+        ndarray of shape (n, K), or (K,) for scalar parameters
+        """
+        cols = [np.asarray(self.links[p].inverse(np.asarray(params[p], dtype=np.float64)))
+                for p in self.param_names]
+        return np.stack(np.broadcast_arrays(*cols), axis=-1).astype(np.float64)
+
+    def distribution(self, params: Params) -> Distribution:
+        """The torch distribution with these natural-scale parameters."""
+        return self.torch_class(**{p: params[p] for p in self.param_names}, validate_args=False)
+
+    def dist_from_raw(self, raw: torch.Tensor) -> Distribution:
+        """The torch distribution for raw scores of shape (n, K)."""
+        return self.distribution(self.params_from_raw(raw))
+
+    # ------------------------------------------------------------------ likelihood
+    def log_prob(self, params: Params, y: torch.Tensor) -> torch.Tensor:
+        """Log density (or mass) of ``y`` of shape (..., n)."""
+        return self.distribution(params).log_prob(y)
+
+    def nll(self, raw: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """Per-row negative log-likelihood, differentiable with respect to ``raw``.
+
+        Parameters
+        ----------
+        raw : Tensor of shape (n, K)
+        y : Tensor of shape (n,)
+
+        Returns
+        -------
+        Tensor of shape (n,)
+        """
+        return -self.log_prob(self.params_from_raw(raw), y)
+
+    def fisher_natural(self, params: Params) -> torch.Tensor | None:
+        """Closed-form expected Fisher information of one observation on the natural scale.
+
+        Parameters
+        ----------
+        params : dict of str to Tensor of shape (n,)
+
+        Returns
+        -------
+        Tensor of shape (n, K, K), or None when the family has no closed form.
+        """
+        return None
+
+    def fisher_information(self, raw: torch.Tensor) -> torch.Tensor | None:
+        """Expected Fisher information of one observation with respect to the raw scores.
+
+        ``J^T I(theta) J`` with ``J = diag(d theta / d raw)`` from the links, where
+        ``I(theta)`` is :meth:`fisher_natural`.
+
+        Parameters
+        ----------
+        raw : Tensor of shape (n, K)
+
+        Returns
+        -------
+        Tensor of shape (n, K, K), or None when the family has no closed form (the engine
+        then estimates it by Monte Carlo).
+        """
+        fisher = self.fisher_natural(self.params_from_raw(raw))
+        if fisher is None:
+            return None
+        d = torch.stack(
+            [self.links[p].derivative(raw[:, k]) for k, p in enumerate(self.param_names)], dim=1
+        )
+        return fisher * d[:, :, None] * d[:, None, :]
+
+    # ------------------------------------------------------------------ validation
+    def validate_y(self, y) -> np.ndarray:
+        """Check that every target lies in the support.
+
+        Parameters
+        ----------
+        y : array_like of shape (n,)
+
+        Returns
+        -------
+        ndarray of shape (n,), float64
+
+        Raises
+        ------
+        ValueError
+            Naming the family, its support and how many rows fall outside it; NaN and
+            infinite values are counted separately.
+        """
+        y = np.asarray(y, dtype=np.float64)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y[:, 0]
+        if y.ndim != 1:
+            raise ValueError(
+                f"Family {self.name!r} expects a 1-D target y, got an array of shape {y.shape}."
+            )
+        nonfinite = ~np.isfinite(y)
+        if nonfinite.any():
+            raise ValueError(
+                f"Target y has {int(nonfinite.sum())} of {y.size} rows that are NaN or "
+                f"infinite; family {self.name!r} needs finite values in {self.support}."
+            )
+        bad = ~self.support.contains(y)
+        if bad.any():
+            first = y[bad][:3].tolist()
+            raise ValueError(
+                f"Target y has {int(bad.sum())} of {y.size} rows outside the support "
+                f"{self.support} of family {self.name!r} (e.g. {first})."
+            )
+        return y
+
+    # ------------------------------------------------------------------ start values
+    def init(self, y, sample_weight=None) -> dict[str, float]:
+        """Weighted marginal maximum-likelihood parameters (natural scale).
+
+        The base implementation maximises the weighted log-likelihood numerically
+        (L-BFGS on the raw scale, exact gradients by autograd), starting from
+        :meth:`start_values`.
+
+        Parameters
+        ----------
+        y : array_like of shape (n,)
+        sample_weight : array_like of shape (n,), optional
+
+        Returns
+        -------
+        dict of str to float
+        """
+        from ._mle import numerical_mle
+
+        y = self.validate_y(y)
+        w = _normalise_weights(sample_weight, y.size)
+        return numerical_mle(self, y, w, self.start_values(y, w))
+
+    def start_values(self, y: np.ndarray, w: np.ndarray) -> dict[str, float]:
+        """Moment-based starting point for the numerical MLE (natural scale)."""
+        raise NotImplementedError(f"Family {self.name!r} defines no start values.")
+
+    def init_raw(self, y, sample_weight=None) -> np.ndarray:
+        """:meth:`init` on the raw scale: ndarray of shape (K,)."""
+        return self.raw_from_params(self.init(y, sample_weight))
+
+    # ------------------------------------------------------------------ distribution functions
+    def cdf(self, params: Params, y: torch.Tensor) -> torch.Tensor:
+        """Cumulative distribution function at ``y`` of shape (..., n)."""
+        return self.distribution(params).cdf(y)
+
+    def icdf(self, params: Params, q: torch.Tensor) -> torch.Tensor:
+        """Quantile function at levels ``q`` of shape (..., n).
+
+        Uses torch's ``icdf`` where it exists and a vectorised numerical inversion of
+        :meth:`cdf` otherwise (relative accuracy about 1e-10).  For discrete families,
+        the smallest integer ``k`` with ``cdf(k) >= q``.
+        """
+        q = as_float64_tensor(q)
+        if not self.discrete:
+            try:
+                x = self.distribution(params).icdf(q)
+            except NotImplementedError:
+                pass
+            else:
+                # torch's icdf gives nan / boundary values at q in {0, 1}; use the support.
+                x = torch.where(q <= 0, torch.full_like(x, self.support.low), x)
+                return torch.where(q >= 1, torch.full_like(x, self.support.high), x)
+        return invert_cdf(lambda v: self.cdf(params, v), q, self.support)
+
+    def mean(self, params: Params) -> torch.Tensor:
+        """Mean, shape (n,)."""
+        return self.distribution(params).mean
+
+    def variance(self, params: Params) -> torch.Tensor:
+        """Variance, shape (n,)."""
+        return self.distribution(params).variance
+
+    def sample(self, params: Params, m: int, seed: int) -> torch.Tensor:
+        """``m`` draws per distribution, shape (m, n), reproducible for a given ``seed``.
+
+        Uses torch's own sampler inside ``torch.random.fork_rng`` so that torch's global
+        random state is left untouched.
+        """
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(seed))
+            return self.distribution(params).sample((m,)).to(torch.float64)
+
+
+def _normalise_weights(sample_weight, n: int) -> np.ndarray:
+    """Sample weights as float64 summing to one (uniform when None)."""
+    if sample_weight is None:
+        return np.full(n, 1.0 / n)
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"sample_weight has shape {w.shape}, expected ({n},) to match y.")
+    if (~np.isfinite(w)).any() or (w < 0).any():
+        bad = int(((~np.isfinite(w)) | (w < 0)).sum())
+        raise ValueError(f"sample_weight has {bad} of {n} rows that are negative, NaN or inf.")
+    total = w.sum()
+    if total <= 0:
+        raise ValueError(f"sample_weight sums to zero over all {n} rows.")
+    return w / total
