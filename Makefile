@@ -28,8 +28,10 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check distboost tests benchmarks examples
 
+# Peers for side-by-side benchmarks (never required by the package).
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[bench]"
+	$(PY) -m pip install --quiet --no-deps lightgbmlss xgboostlss
 
 clean:
 	rm -rf $(VENV) build *.egg-info

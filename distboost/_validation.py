@@ -1,0 +1,129 @@
+"""Input validation for the estimators, in one place and one style.
+
+Every check raises ``ValueError`` whose message names the problem, the argument and how many
+rows are affected, before any torch or LightGBM code sees the data.  The table of bad inputs
+and their errors is in ``docs/errors.md``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.utils.validation import _check_feature_names, _check_n_features, check_array
+
+__all__ = ["check_X", "check_sample_weight", "check_eval_set", "check_consistent_rows"]
+
+
+def check_X(estimator, X, *, reset: bool):
+    """Validate the feature matrix and record or check its shape and column names.
+
+    A pandas DataFrame stays a DataFrame (so that LightGBM sees its categorical columns;
+    string and object columns become ``category`` with the categories seen in ``fit``).
+    Anything else becomes a 2-D float64 ndarray; NaN is allowed (trees route missing values),
+    infinite values are not.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+        Receives ``n_features_in_`` and ``feature_names_in_`` when ``reset`` is True.
+    X : array_like or DataFrame of shape (n, p)
+    reset : bool
+        True in ``fit``; False at predict time (then shape and names must match ``fit``).
+
+    Returns
+    -------
+    ndarray or DataFrame of shape (n, p)
+    """
+    if isinstance(X, pd.DataFrame):
+        _check_feature_names(estimator, X, reset=reset)
+        _check_n_features(estimator, X, reset=reset)
+        if X.shape[0] == 0:
+            raise ValueError(f"X has 0 rows (shape {X.shape}); at least 1 row is required.")
+        X = X.copy()
+        if reset:
+            estimator._categories_ = {}
+        for col in X.columns:
+            dtype = X[col].dtype
+            is_cat = isinstance(dtype, pd.CategoricalDtype)
+            if is_cat or dtype == object or pd.api.types.is_string_dtype(dtype):
+                if reset:
+                    cats = pd.Categorical(X[col]).categories
+                    estimator._categories_[col] = list(cats)
+                cats = estimator._categories_.get(col)
+                if cats is None:
+                    raise ValueError(
+                        f"Column {col!r} of X is categorical at predict time but was numeric in fit."
+                    )
+                # Categories unseen in fit become missing values (trees route them as NaN).
+                values = X[col].astype(object)
+                values = values.where(values.isin(cats))
+                X[col] = pd.Categorical(values, categories=cats)
+            elif pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
+                values = X[col].to_numpy(dtype=np.float64, na_value=np.nan)
+                n_inf = int(np.isinf(values).sum())
+                if n_inf:
+                    raise ValueError(
+                        f"Column {col!r} of X has {n_inf} of {len(values)} rows that are infinite; "
+                        "use NaN for missing values."
+                    )
+                X[col] = values
+            else:
+                raise ValueError(f"Column {col!r} of X has unsupported dtype {dtype}.")
+        return X
+    _check_feature_names(estimator, X, reset=reset)
+    X = check_array(X, dtype=np.float64, ensure_all_finite="allow-nan", input_name="X")
+    _check_n_features(estimator, X, reset=reset)
+    return X
+
+
+def check_consistent_rows(**arrays) -> int:
+    """All given arrays have the same number of rows; returns it."""
+    lengths = {name: _n_rows(a) for name, a in arrays.items() if a is not None}
+    if len(set(lengths.values())) > 1:
+        desc = ", ".join(f"{k} has {v} rows" for k, v in lengths.items())
+        raise ValueError(f"Inconsistent numbers of rows: {desc}.")
+    return next(iter(lengths.values()))
+
+
+def _n_rows(a) -> int:
+    if hasattr(a, "shape") and len(a.shape) > 0:
+        return int(a.shape[0])
+    return len(a)
+
+
+def check_sample_weight(sample_weight, n: int, name: str = "sample_weight") -> np.ndarray | None:
+    """Validate sample weights: shape (n,), finite, non-negative, not all zero."""
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.ndim == 0:
+        w = np.full(n, float(w))
+    if w.shape != (n,):
+        raise ValueError(f"{name} has shape {w.shape}; expected ({n},), one weight per row of X.")
+    bad_nan = int((~np.isfinite(w)).sum())
+    if bad_nan:
+        raise ValueError(f"{name} has {bad_nan} of {n} rows that are NaN or infinite.")
+    bad_neg = int((w < 0).sum())
+    if bad_neg:
+        raise ValueError(f"{name} has {bad_neg} of {n} rows that are negative.")
+    if not (w > 0).any():
+        raise ValueError(f"{name} is zero for all {n} rows; at least one must be positive.")
+    return w
+
+
+def check_eval_set(eval_set):
+    """Normalise ``eval_set`` to one ``(X_val, y_val)`` pair (or None).
+
+    Accepts ``(X_val, y_val)`` or a list holding one such pair, as LightGBM and XGBoost do.
+    """
+    if eval_set is None:
+        return None
+    if isinstance(eval_set, list):
+        if len(eval_set) != 1:
+            raise ValueError(
+                f"eval_set must hold exactly one (X_val, y_val) pair, got {len(eval_set)}."
+            )
+        eval_set = eval_set[0]
+    if not isinstance(eval_set, tuple) or len(eval_set) != 2:
+        raise ValueError("eval_set must be a tuple (X_val, y_val) or a list with one such tuple.")
+    return eval_set

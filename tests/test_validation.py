@@ -1,0 +1,78 @@
+"""Tests of distboost._validation: each bad input gets a ValueError naming it."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import BaseEstimator
+
+from distboost._validation import check_consistent_rows, check_eval_set, check_sample_weight, check_X
+
+
+class _Est(BaseEstimator):
+    pass
+
+
+@pytest.mark.parametrize(
+    "w, match",
+    [
+        (np.r_[1.0, -1.0, 2.0], "1 of 3 rows that are negative"),
+        (np.r_[1.0, np.nan, np.nan], "2 of 3 rows that are NaN"),
+        (np.zeros(3), "zero for all 3 rows"),
+        (np.ones(2), r"shape \(2,\); expected \(3,\)"),
+    ],
+    ids=["negative", "nan", "all-zero", "wrong-length"],
+)
+def test_bad_sample_weights(w, match):
+    with pytest.raises(ValueError, match=match):
+        check_sample_weight(w, 3)
+
+
+def test_good_sample_weights_pass_through():
+    np.testing.assert_array_equal(check_sample_weight([1, 0, 2], 3), [1.0, 0.0, 2.0])
+    assert check_sample_weight(None, 3) is None
+
+
+def test_consistent_rows_message_names_each_argument():
+    with pytest.raises(ValueError, match="X has 3 rows, y has 2 rows"):
+        check_consistent_rows(X=np.zeros((3, 1)), y=np.zeros(2))
+
+
+def test_X_feature_count_and_names_checked_at_predict_time():
+    est = _Est()
+    check_X(est, np.zeros((4, 3)), reset=True)
+    with pytest.raises(ValueError, match="3 features"):
+        check_X(est, np.zeros((4, 2)), reset=False)
+    est2 = _Est()
+    check_X(est2, pd.DataFrame({"a": [1.0, 2.0], "b": [3.0, 4.0]}), reset=True)
+    with pytest.raises(ValueError, match="feature names"):
+        check_X(est2, pd.DataFrame({"a": [1.0], "c": [2.0]}), reset=False)
+
+
+def test_X_infinite_and_empty_rejected():
+    with pytest.raises(ValueError, match="infinity|infinite"):
+        check_X(_Est(), np.array([[1.0], [np.inf]]), reset=True)
+    with pytest.raises(ValueError, match="0 sample|0 rows"):
+        check_X(_Est(), np.zeros((0, 2)), reset=True)
+    with pytest.raises(ValueError, match="1 of 2 rows that are infinite"):
+        check_X(_Est(), pd.DataFrame({"x": [1.0, np.inf]}), reset=True)
+
+
+def test_X_nan_allowed_and_strings_become_categories():
+    X = check_X(_Est(), np.array([[1.0], [np.nan]]), reset=True)
+    assert np.isnan(X[1, 0])
+    est = _Est()
+    out = check_X(est, pd.DataFrame({"g": ["a", "b", "a"], "x": [1, 2, 3]}), reset=True)
+    assert isinstance(out["g"].dtype, pd.CategoricalDtype)
+    later = check_X(est, pd.DataFrame({"g": ["b", "z"], "x": [1, 2]}), reset=False)
+    assert list(later["g"].cat.categories) == ["a", "b"]
+    assert later["g"].isna().tolist() == [False, True]  # unseen category -> missing
+
+
+def test_eval_set_forms():
+    pair = (np.zeros((2, 1)), np.zeros(2))
+    assert check_eval_set(pair) is pair
+    assert check_eval_set([pair]) is pair
+    with pytest.raises(ValueError, match="exactly one"):
+        check_eval_set([pair, pair])
+    with pytest.raises(ValueError, match="tuple"):
+        check_eval_set(np.zeros(3))
