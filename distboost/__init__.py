@@ -1,7 +1,13 @@
-"""distboost: distributional regression with gradient-boosted trees and torch autograd."""
+"""distboost: distributional regression with gradient-boosted trees and torch autograd.
 
-from . import families, links
+``DistributionalRegressor`` fits one boosted ensemble per parameter of a family from
+``torch.distributions``; predictions are :class:`Predictive` distribution objects.
+"""
+
+from . import datasets, families, links
+from .estimators import DistributionalRegressor
+from .predictive import Predictive
 
 __version__ = "0.1.0"
 
-__all__ = ["families", "links", "__version__"]
+__all__ = ["DistributionalRegressor", "Predictive", "datasets", "families", "links", "__version__"]

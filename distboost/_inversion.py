@@ -88,8 +88,9 @@ def _bracket(cdf, q, low: float, high: float, start: float):
     step = 1.0
     # Expand downwards where cdf(lo) >= q, upwards where cdf(hi) < q.
     for _ in range(_MAX_EXPAND):
-        need_lo = (cdf(lo) >= q) & (q > 0) if not math.isfinite(low) else torch.zeros_like(q, dtype=torch.bool)
-        need_hi = (cdf(hi) < q) if not math.isfinite(high) else torch.zeros_like(q, dtype=torch.bool)
+        none = torch.zeros_like(q, dtype=torch.bool)
+        need_lo = (cdf(lo) >= q) & (q > 0) if not math.isfinite(low) else none
+        need_hi = (cdf(hi) < q) if not math.isfinite(high) else none
         if not bool(need_lo.any() or need_hi.any()):
             break
         # The old lo is a valid upper end for a row that still needs a lower one, and vice versa.

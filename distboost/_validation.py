@@ -45,14 +45,15 @@ def check_X(estimator, X, *, reset: bool):
         for col in X.columns:
             dtype = X[col].dtype
             is_cat = isinstance(dtype, pd.CategoricalDtype)
-            if is_cat or dtype == object or pd.api.types.is_string_dtype(dtype):
+            if is_cat or dtype is np.dtype(object) or pd.api.types.is_string_dtype(dtype):
                 if reset:
                     cats = pd.Categorical(X[col]).categories
                     estimator._categories_[col] = list(cats)
                 cats = estimator._categories_.get(col)
                 if cats is None:
                     raise ValueError(
-                        f"Column {col!r} of X is categorical at predict time but was numeric in fit."
+                        f"Column {col!r} of X is categorical at predict time but was "
+                        "numeric in fit."
                     )
                 # Categories unseen in fit become missing values (trees route them as NaN).
                 values = X[col].astype(object)

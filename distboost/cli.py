@@ -24,7 +24,9 @@ def _marginal_table(y: np.ndarray) -> pd.DataFrame:
         try:
             fam.validate_y(y)
         except ValueError as err:
-            rows.append({"family": name, "mean_loglik": np.nan, "params": "", "note": str(err)[:60]})
+            rows.append(
+                {"family": name, "mean_loglik": np.nan, "params": "", "note": str(err)[:60]}
+            )
             continue
         params = fam.init(y)
         raw = torch.as_tensor(fam.raw_from_params(params)).reshape(1, -1).expand(len(y), -1)

@@ -5,7 +5,12 @@ import pandas as pd
 import pytest
 from sklearn.base import BaseEstimator
 
-from distboost._validation import check_consistent_rows, check_eval_set, check_sample_weight, check_X
+from distboost._validation import (
+    check_consistent_rows,
+    check_eval_set,
+    check_sample_weight,
+    check_X,
+)
 
 
 class _Est(BaseEstimator):

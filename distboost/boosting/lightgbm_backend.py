@@ -1,0 +1,136 @@
+"""LightGBM tree backend: one booster with ``num_class=K`` fed our gradients each round.
+
+All ``K`` trees of a round are grown by LightGBM from the ``(grad, hess)`` pair of the step
+rule (its public ``Booster.update(fobj=...)``); the data are binned once, and LightGBM keeps
+the training and validation raw scores up to date itself (``init_score`` holds the start
+values).  Text models (``model_to_string``) make saving safe: no pickle.
+"""
+
+from __future__ import annotations
+
+import lightgbm as lgb
+import numpy as np
+
+__all__ = ["LightGBMBackend", "LightGBMModel"]
+
+
+def _lgb_params(params, k: int) -> dict:
+    out = {
+        "objective": "none",
+        "learning_rate": params.learning_rate,
+        "num_leaves": params.num_leaves,
+        "max_depth": params.max_depth,
+        "min_data_in_leaf": params.min_child_samples,
+        "min_sum_hessian_in_leaf": 1e-3,
+        "lambda_l2": params.reg_lambda,
+        "feature_fraction": params.colsample,
+        "bagging_fraction": params.subsample,
+        "bagging_freq": 1 if params.subsample < 1.0 else 0,
+        "max_bin": params.max_bin,
+        "boost_from_average": False,
+        "metric": "None",
+        "verbosity": -1,
+        "deterministic": True,
+        "force_row_wise": True,
+        "seed": 0 if params.random_state is None else int(params.random_state),
+    }
+    if params.n_jobs is not None:
+        out["num_threads"] = int(params.n_jobs)
+    if k > 1:
+        out["num_class"] = k
+    return out
+
+
+def _init_score(init_raw: np.ndarray, n: int) -> np.ndarray:
+    if init_raw.size == 1:
+        return np.full(n, init_raw[0])
+    return np.tile(init_raw, (n, 1))
+
+
+class LightGBMBackend:
+    """Grows the trees of each round with LightGBM."""
+
+    name = "lightgbm"
+
+    def __init__(self, params, init_raw: np.ndarray, X, sample_weight, X_val):
+        self.k = init_raw.size
+        self.n = X.shape[0]
+        cat = params.categorical_features
+        dataset_params = {"max_bin": params.max_bin, "verbosity": -1,
+                          "min_data_in_bin": 1, "feature_pre_filter": False}
+        self.train = lgb.Dataset(
+            X, label=np.zeros(self.n), init_score=_init_score(init_raw, self.n),
+            params=dataset_params, categorical_feature=cat, free_raw_data=True,
+        )
+        self.booster = lgb.Booster(params=_lgb_params(params, self.k), train_set=self.train)
+        self._valid_preds = None
+        if X_val is not None:
+            n_val = X_val.shape[0]
+            valid = lgb.Dataset(
+                X_val, label=np.zeros(n_val), init_score=_init_score(init_raw, n_val),
+                reference=self.train, categorical_feature=cat, free_raw_data=True,
+            )
+            self.booster.add_valid(valid, "valid")
+
+    def boost_one_round(self, step) -> None:
+        """One round: derivatives at the current raw scores, then ``K`` trees."""
+        n, k = self.n, self.k
+
+        def fobj(preds, _dataset):
+            g, h = step(np.reshape(preds, (n, k)))
+            if k == 1:
+                return g[:, 0], h[:, 0]
+            return g, h
+
+        self.booster.update(fobj=fobj)
+
+    def valid_raw(self) -> np.ndarray:
+        """Current raw scores of the validation rows (init included), shape (n_val, K)."""
+        captured = {}
+
+        def feval(preds, _dataset):
+            captured["raw"] = preds
+            return "none", 0.0, False
+
+        self.booster.eval_valid(feval)
+        return np.reshape(captured["raw"], (-1, self.k))
+
+    def finish(self) -> LightGBMModel:
+        self.booster.free_dataset()
+        return LightGBMModel(self.booster, self.k)
+
+
+class LightGBMModel:
+    """Prediction side of the LightGBM backend."""
+
+    name = "lightgbm"
+
+    def __init__(self, booster: lgb.Booster, k: int):
+        self.booster = booster
+        self.k = k
+
+    def predict_raw(self, X, num_iteration: int) -> np.ndarray:
+        if num_iteration <= 0:
+            return np.zeros((X.shape[0], self.k))
+        out = self.booster.predict(X, raw_score=True, num_iteration=num_iteration)
+        return np.reshape(out, (X.shape[0], self.k))
+
+    def to_text(self, num_iteration: int) -> str:
+        return self.booster.model_to_string(num_iteration=num_iteration)
+
+    @classmethod
+    def from_text(cls, text: str, k: int) -> LightGBMModel:
+        return cls(lgb.Booster(model_str=text), k)
+
+    def feature_importances(self, num_iteration: int) -> np.ndarray:
+        dump = self.booster.dump_model(num_iteration=num_iteration)
+        p = len(dump["feature_names"])
+        out = np.zeros((self.k, p))
+        for tree in dump["tree_info"]:
+            stack = [tree["tree_structure"]]
+            while stack:
+                node = stack.pop()
+                if "split_feature" in node:
+                    out[tree["tree_index"] % self.k, node["split_feature"]] += node["split_gain"]
+                    stack.extend((node["left_child"], node["right_child"]))
+        return out
