@@ -74,63 +74,85 @@ class StepComputer:
         self.data = data
         self.step = step
         self.fisher = fisher
-        self.weight = None if sample_weight is None else np.asarray(sample_weight, np.float64)
+        self._w = None
+        if sample_weight is not None:
+            self._w = torch.as_tensor(np.asarray(sample_weight, dtype=np.float64))
+            self._w_sum = float(self._w.sum())
         self.last_loss = np.nan
 
-    def __call__(self, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Return ``(grad, hess)``, float64 arrays of shape (n, K), ready for the trees.
+    def __call__(self, raw: np.ndarray, dtype=np.float64, order: str = "C"):
+        """Return ``(grad, hess)``, arrays of shape (n, K), ready for the trees.
+
+        Parameters
+        ----------
+        raw : ndarray of shape (n, K)
+            Current raw scores.
+        dtype, order
+            Of the returned arrays (LightGBM takes float32 in column-major order).
 
         Raises
         ------
         NonFiniteLoss
             If the loss or its derivatives are not finite.
         """
-        raw_t = torch.from_numpy(np.ascontiguousarray(raw, dtype=np.float64))
+        raw_t = torch.from_numpy(np.asarray(raw, dtype=np.float64))  # strided view, no copy
         raw_t.requires_grad_(True)
-        need_hessian = self.step == "newton"
         per_row = self.loss(raw_t, self.data)
-        w = self.weight
         total = per_row.sum()
-        self.last_loss = (
-            float(total.detach()) / per_row.shape[0] if w is None
-            else float((per_row.detach().numpy() * w).sum() / w.sum())
-        )
+        if self._w is None:
+            self.last_loss = float(total.detach()) / per_row.shape[0]
+        else:
+            self.last_loss = float((per_row.detach() * self._w).sum() / self._w_sum)
         if not np.isfinite(self.last_loss):
             raise NonFiniteLoss(f"loss is {self.last_loss}")
+        grad, hess = self._step(raw_t, total)
+        if self._w is not None:
+            grad = grad * self._w[:, None]
+            hess = hess * self._w[:, None]
+        # Column rescaling to unit mean curvature (leaf values -G/H unchanged), fused with
+        # the cast to the output type and layout: (K, n) row-major is (n, K) column-major.
+        scale = hess.mean(dim=0)
+        inv = torch.where(scale > 0, 1.0 / scale, torch.ones_like(scale))
+        tdtype = torch.float32 if dtype == np.float32 else torch.float64
+        if order == "F":
+            g_out = torch.empty(grad.shape[::-1], dtype=tdtype)
+            h_out = torch.empty(grad.shape[::-1], dtype=tdtype)
+            torch.mul(grad.T, inv[:, None], out=g_out)
+            torch.mul(hess.T, inv[:, None], out=h_out)
+            g_np, h_np = g_out.numpy().T, h_out.numpy().T
+        else:
+            g_np = (grad * inv).to(tdtype).numpy()
+            h_np = (hess * inv).to(tdtype).numpy()
+        if not (np.isfinite(float(scale.sum())) and np.isfinite(float(g_out.sum() if order == "F"
+                                                                      else grad.sum()))):
+            raise NonFiniteLoss("gradient or curvature is not finite")
+        return g_np, h_np
+
+    def _step(self, raw_t: torch.Tensor, total: torch.Tensor):
+        """The step rule's ``(grad, hess)`` as float64 tensors of shape (n, K)."""
+        need_hessian = self.step == "newton"
         (g,) = torch.autograd.grad(total, raw_t, create_graph=need_hessian)
         k = raw_t.shape[1]
         if self.step == "gradient":
-            grad, hess = g.detach(), torch.ones_like(g)
-        elif self.step == "newton":
+            return g, torch.ones_like(g)
+        if self.step == "newton":
             cols = [
                 torch.autograd.grad(g[:, j].sum(), raw_t, retain_graph=j < k - 1)[0][:, j]
                 for j in range(k)
             ]
-            hess = torch.stack(cols, dim=1)
-            grad = g.detach()
+            hess = torch.stack(cols, dim=1).detach()
             scale = hess.abs().mean(dim=0, keepdim=True).clamp_min(1e-300)
-            hess = torch.maximum(hess, NEWTON_FLOOR * scale)
-        else:
-            with torch.no_grad():
-                fisher = self.fisher(raw_t.detach(), self.data)
-            if self.step == "fisher":
-                grad, hess = g.detach(), torch.diagonal(fisher, dim1=1, dim2=2)
-            else:
-                diag_mean = torch.diagonal(fisher, dim1=1, dim2=2).mean(dim=1)
-                ridge = NATURAL_RIDGE * diag_mean.clamp_min(1e-300)
-                eye = torch.eye(k, dtype=fisher.dtype)
-                nat = torch.linalg.solve(fisher + ridge[:, None, None] * eye, g.detach()[..., None])
-                grad, hess = nat[..., 0], torch.ones_like(g)
-        grad = grad.numpy().astype(np.float64, copy=True)
-        hess = hess.detach().numpy().astype(np.float64, copy=True)
-        if not (np.isfinite(grad).all() and np.isfinite(hess).all()):
-            raise NonFiniteLoss("gradient or curvature is not finite")
-        if w is not None:
-            grad *= w[:, None]
-            hess *= w[:, None]
-        # Column rescaling to unit mean curvature (leaf values -G/H unchanged).
-        scale = hess.mean(axis=0)
-        scale[~(scale > 0)] = 1.0
-        grad /= scale
-        hess /= scale
-        return grad, hess
+            return g.detach(), torch.maximum(hess, NEWTON_FLOOR * scale)
+        with torch.no_grad():
+            fisher = self.fisher(raw_t.detach(), self.data)
+        diagonal = fisher.dim() == 2
+        if self.step == "fisher":
+            return g, fisher if diagonal else torch.diagonal(fisher, dim1=1, dim2=2)
+        if diagonal:
+            ridge = NATURAL_RIDGE * fisher.mean(dim=1, keepdim=True).clamp_min(1e-300)
+            return g / (fisher + ridge), torch.ones_like(g)
+        diag_mean = torch.diagonal(fisher, dim1=1, dim2=2).mean(dim=1)
+        ridge = NATURAL_RIDGE * diag_mean.clamp_min(1e-300)
+        eye = torch.eye(k, dtype=fisher.dtype)
+        nat = torch.linalg.solve(fisher + ridge[:, None, None] * eye, g[..., None])
+        return nat[..., 0], torch.ones_like(g)

@@ -57,7 +57,7 @@ class LightGBMBackend:
         self.n = X.shape[0]
         cat = params.categorical_features
         dataset_params = {"max_bin": params.max_bin, "verbosity": -1,
-                          "min_data_in_bin": 1, "feature_pre_filter": False}
+                          "feature_pre_filter": False}
         self.train = lgb.Dataset(
             X, label=np.zeros(self.n), init_score=_init_score(init_raw, self.n),
             params=dataset_params, categorical_feature=cat, free_raw_data=True,
@@ -77,7 +77,8 @@ class LightGBMBackend:
         n, k = self.n, self.k
 
         def fobj(preds, _dataset):
-            g, h = step(np.reshape(preds, (n, k)))
+            # float32 in column-major order is what LightGBM copies into: no conversion.
+            g, h = step(np.reshape(preds, (n, k)), dtype=np.float32, order="F")
             if k == 1:
                 return g[:, 0], h[:, 0]
             return g, h

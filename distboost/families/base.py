@@ -173,7 +173,8 @@ class Family:
 
         Returns
         -------
-        Tensor of shape (n, K, K), or None when the family has no closed form.
+        Tensor of shape (n, K, K), or of shape (n, K) when the information matrix is
+        diagonal (its diagonal only); None when the family has no closed form.
         """
         return None
 
@@ -189,7 +190,8 @@ class Family:
 
         Returns
         -------
-        Tensor of shape (n, K, K), or None when the family has no closed form (the engine
+        Tensor of shape (n, K, K), or (n, K) for a diagonal information matrix (as returned
+        by :meth:`fisher_natural`); None when the family has no closed form (the engine
         then estimates it by Monte Carlo).
         """
         fisher = self.fisher_natural(self.params_from_raw(raw))
@@ -198,6 +200,8 @@ class Family:
         d = torch.stack(
             [self.links[p].derivative(raw[:, k]) for k, p in enumerate(self.param_names)], dim=1
         )
+        if fisher.dim() == 2:
+            return fisher * d * d
         return fisher * d[:, :, None] * d[:, None, :]
 
     # ------------------------------------------------------------------ validation

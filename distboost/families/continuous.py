@@ -42,7 +42,4 @@ class Normal(Family):
     def fisher_natural(self, params):
         """``diag(1 / scale^2, 2 / scale^2)`` (e.g. Lehmann & Casella 1998, ex. 2.6.8)."""
         inv_var = params["scale"].pow(-2)
-        zero = torch.zeros_like(inv_var)
-        return torch.stack(
-            [torch.stack([inv_var, zero], -1), torch.stack([zero, 2.0 * inv_var], -1)], -2
-        )
+        return torch.stack([inv_var, 2.0 * inv_var], dim=-1)  # diagonal
