@@ -4,7 +4,7 @@
 ``register`` (a decorator) adds a user-defined :class:`Family`.
 """
 
-from . import continuous  # noqa: F401  (registers the families)
+from . import bounded, continuous, discrete, positive  # noqa: F401  (registers the families)
 from .base import Family
 from .registry import available, get, register
 from .support import Support

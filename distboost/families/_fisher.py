@@ -33,9 +33,10 @@ def fisher_monte_carlo(family, raw: torch.Tensor, m: int = 32, seed: int = 0) ->
     n, k = raw.shape
     with torch.no_grad():
         ys = family.sample(family.params_from_raw(raw), m, seed)  # (m, n)
-    rep = raw.unsqueeze(0).expand(m, n, k).reshape(m * n, k).clone().requires_grad_(True)
-    loss = family.nll(rep, ys.reshape(m * n)).sum()
-    (score,) = torch.autograd.grad(loss, rep)
+    with torch.enable_grad():  # the engine calls this under no_grad
+        rep = raw.unsqueeze(0).expand(m, n, k).reshape(m * n, k).clone().requires_grad_(True)
+        loss = family.nll(rep, ys.reshape(m * n)).sum()
+        (score,) = torch.autograd.grad(loss, rep)
     score = score.reshape(m, n, k)
     return torch.einsum("mni,mnj->nij", score, score) / m
 

@@ -1,22 +1,27 @@
-"""Real-valued location-scale families: normal, laplace, logistic, gumbel, studentt."""
+"""Real-valued location-scale families: normal, laplace, logistic, gumbel, studentt.
+
+Each names its ``torch.distributions`` class (``Logistic`` comes from :mod:`._torch_extra`)
+and, where textbook closed forms exist, its expected Fisher information on the natural scale.
+"""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import scipy.special as sc
 import torch
 import torch.distributions as D
 
+from ._stats import scipy_elementwise, weighted_mean_var, weighted_quantile
+from ._torch_extra import Logistic as _TorchLogistic
 from .base import Family, _normalise_weights
 from .registry import register
 from .support import REAL
 
-__all__ = ["Normal"]
+__all__ = ["Normal", "Laplace", "Logistic", "Gumbel", "StudentT"]
 
-
-def _weighted_mean_var(y: np.ndarray, w: np.ndarray) -> tuple[float, float]:
-    mean = float(np.sum(w * y))
-    var = float(np.sum(w * (y - mean) ** 2))
-    return mean, var
+_EULER = 0.5772156649015329
 
 
 @register
@@ -32,14 +37,147 @@ class Normal(Family):
         """Closed-form weighted MLE: weighted mean and (biased) weighted standard deviation."""
         y = self.validate_y(y)
         w = _normalise_weights(sample_weight, y.size)
-        mean, var = _weighted_mean_var(y, w)
-        return {"loc": mean, "scale": float(np.sqrt(var))}
+        return self.start_values(y, w)
 
     def start_values(self, y, w):
-        mean, var = _weighted_mean_var(y, w)
+        mean, var = weighted_mean_var(y, w)
         return {"loc": mean, "scale": float(np.sqrt(var))}
 
     def fisher_natural(self, params):
-        """``diag(1 / scale^2, 2 / scale^2)`` (e.g. Lehmann & Casella 1998, ex. 2.6.8)."""
+        """Diagonal ``(1 / scale^2, 2 / scale^2)`` (Lehmann & Casella 1998, ex. 2.6.8)."""
         inv_var = params["scale"].pow(-2)
-        return torch.stack([inv_var, 2.0 * inv_var], dim=-1)  # diagonal
+        return torch.stack([inv_var, 2.0 * inv_var], dim=-1)
+
+
+@register
+class Laplace(Family):
+    """Laplace family, density ``exp(-|y - loc| / scale) / (2 scale)``."""
+
+    name = "laplace"
+    torch_class = D.Laplace
+    param_names = ("loc", "scale")
+    support = REAL
+
+    def init(self, y, sample_weight=None):
+        """Closed-form weighted MLE: weighted median and mean absolute deviation from it."""
+        y = self.validate_y(y)
+        w = _normalise_weights(sample_weight, y.size)
+        return self.start_values(y, w)
+
+    def start_values(self, y, w):
+        loc = weighted_quantile(y, w, 0.5)
+        return {"loc": loc, "scale": float(np.sum(w * np.abs(y - loc)))}
+
+    def fisher_natural(self, params):
+        """Diagonal ``(1 / scale^2, 1 / scale^2)`` (Kotz, Kozubowski & Podgorski 2001, 2.6)."""
+        inv_var = params["scale"].pow(-2)
+        return torch.stack([inv_var, inv_var], dim=-1)
+
+
+@register
+class Logistic(Family):
+    """Logistic family, ``cdf = sigmoid((y - loc) / scale)`` (torch has none: see
+    :class:`distboost.families._torch_extra.Logistic`)."""
+
+    name = "logistic"
+    torch_class = _TorchLogistic
+    param_names = ("loc", "scale")
+    support = REAL
+
+    def start_values(self, y, w):
+        _, var = weighted_mean_var(y, w)
+        return {"loc": weighted_quantile(y, w, 0.5), "scale": math.sqrt(3.0 * var) / math.pi}
+
+    def fisher_natural(self, params):
+        """Diagonal ``(1 / (3 s^2), (pi^2 + 3) / (9 s^2))`` (Johnson, Kotz & Balakrishnan
+        1995, ch. 23, eq. 23.38)."""
+        inv_var = params["scale"].pow(-2)
+        return torch.stack([inv_var / 3.0, inv_var * (math.pi**2 + 3.0) / 9.0], dim=-1)
+
+
+@register
+class Gumbel(Family):
+    """Gumbel (type I extreme value, maxima) family; scipy's ``gumbel_r``."""
+
+    name = "gumbel"
+    torch_class = D.Gumbel
+    param_names = ("loc", "scale")
+    support = REAL
+
+    def start_values(self, y, w):
+        mean, var = weighted_mean_var(y, w)
+        scale = math.sqrt(6.0 * var) / math.pi
+        return {"loc": mean - _EULER * scale, "scale": scale}
+
+    def fisher_natural(self, params):
+        """``[[1, -(1-g)], [-(1-g), (1-g)^2 + pi^2/6]] / scale^2`` with g Euler's constant
+        (Johnson, Kotz & Balakrishnan 1995, ch. 22, eq. 22.47)."""
+        inv_var = params["scale"].pow(-2)
+        c = 1.0 - _EULER
+        row0 = torch.stack([inv_var, -c * inv_var], dim=-1)
+        row1 = torch.stack([-c * inv_var, (c * c + math.pi**2 / 6.0) * inv_var], dim=-1)
+        return torch.stack([row0, row1], dim=-2)
+
+    def cdf(self, params, y):
+        z = (y - params["loc"]) / params["scale"]
+        return torch.exp(-torch.exp(-z))
+
+    def icdf(self, params, q):
+        q = torch.as_tensor(q, dtype=torch.float64)
+        return params["loc"] - params["scale"] * torch.log(-torch.log(q))
+
+
+@register
+class StudentT(Family):
+    """Student's t family with degrees of freedom ``df``, location and scale, all modelled.
+
+    torch has no ``StudentT.cdf``: the cdf and the exact quantile function come from
+    ``scipy.special.stdtr`` / ``stdtrit`` (prediction time, no gradient).  The mean is
+    ``loc`` for ``df > 1`` (NaN otherwise); the variance ``scale^2 df / (df - 2)`` for
+    ``df > 2`` (inf for ``1 < df <= 2``), as in torch.
+    """
+
+    name = "studentt"
+    torch_class = D.StudentT
+    param_names = ("df", "loc", "scale")
+    support = REAL
+
+    def start_values(self, y, w):
+        loc = weighted_quantile(y, w, 0.5)
+        mad = weighted_quantile(np.abs(y - loc), w, 0.5)
+        _, var = weighted_mean_var(y, w)
+        scale = 1.4826 * mad if mad > 0 else math.sqrt(var) or 1.0
+        return {"df": 5.0, "loc": loc, "scale": scale}
+
+    def fisher_natural(self, params):
+        """Lange, Little & Taylor (1989), eq. (A.1)-(A.3): with ``v = df``, ``s = scale``,
+        ``I_ll = (v+1)/((v+3) s^2)``, ``I_ss = 2v/((v+3) s^2)``,
+        ``I_vs = -2/((v+1)(v+3) s)``, ``I_vv = [psi'(v/2) - psi'((v+1)/2)]/4
+        - (v+5)/(2 v (v+1)(v+3))``."""
+        v, s = params["df"], params["scale"]
+        i_ll = (v + 1.0) / ((v + 3.0) * s * s)
+        i_ss = 2.0 * v / ((v + 3.0) * s * s)
+        i_vs = -2.0 / ((v + 1.0) * (v + 3.0) * s)
+        trigamma = torch.special.polygamma
+        i_vv = 0.25 * (trigamma(1, v / 2.0) - trigamma(1, (v + 1.0) / 2.0)) - (v + 5.0) / (
+            2.0 * v * (v + 1.0) * (v + 3.0)
+        )
+        zero = torch.zeros_like(v)
+        return torch.stack([
+            torch.stack([i_vv, zero, i_vs], dim=-1),
+            torch.stack([zero, i_ll, zero], dim=-1),
+            torch.stack([i_vs, zero, i_ss], dim=-1),
+        ], dim=-2)
+
+    def cdf(self, params, y):
+        z = (y - params["loc"]) / params["scale"]
+        return scipy_elementwise(sc.stdtr, params["df"], z)
+
+    def icdf(self, params, q):
+        q = torch.as_tensor(q, dtype=torch.float64)
+        z = scipy_elementwise(sc.stdtrit, params["df"], q)
+        return params["loc"] + params["scale"] * z
+
+    def mean(self, params):
+        df = params["df"]
+        return torch.where(df > 1, params["loc"], torch.full_like(df, float("nan")))
