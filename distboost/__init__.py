@@ -4,10 +4,13 @@
 ``torch.distributions``; predictions are :class:`Predictive` distribution objects.
 """
 
-from . import datasets, families, links
+from . import datasets, families, links, metrics
 from .estimators import DistributionalRegressor
 from .predictive import Predictive
 
 __version__ = "0.1.0"
 
-__all__ = ["DistributionalRegressor", "Predictive", "datasets", "families", "links", "__version__"]
+__all__ = [
+    "DistributionalRegressor", "Predictive", "datasets", "families", "links", "metrics",
+    "__version__",
+]

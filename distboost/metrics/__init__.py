@@ -1,0 +1,45 @@
+"""Proper scoring rules and calibration diagnostics (CRPS, NLL, PIT, coverage, interval and
+pinball scores, calibration error, sharpness) and scikit-learn scorers.
+
+Closed-form CRPS functions are public (``crps_normal(y, loc, scale)``, ...); ``crps(dist, y)``
+picks the closed form when the family has one and the numerical path otherwise.
+"""
+
+from .closed_form import (
+    CLOSED_FORMS,
+    crps_beta,
+    crps_exponential,
+    crps_gamma,
+    crps_gumbel,
+    crps_laplace,
+    crps_logistic,
+    crps_lognormal,
+    crps_negative_binomial,
+    crps_normal,
+    crps_poisson,
+    crps_studentt,
+)
+from .numerical import crps_numerical
+from .scorers import available_scorers, get_scorer
+from .scores import (
+    calibration_error,
+    coverage,
+    crps,
+    interval_score,
+    mean_crps,
+    mean_interval_score,
+    mean_nll,
+    mean_pinball,
+    nll,
+    pinball,
+    pit,
+    sharpness,
+)
+
+__all__ = [
+    "CLOSED_FORMS", "crps_beta", "crps_exponential", "crps_gamma", "crps_gumbel",
+    "crps_laplace", "crps_logistic", "crps_lognormal", "crps_negative_binomial", "crps_normal",
+    "crps_poisson", "crps_studentt", "crps_numerical", "available_scorers", "get_scorer",
+    "calibration_error", "coverage", "crps", "interval_score", "mean_crps",
+    "mean_interval_score", "mean_nll", "mean_pinball", "nll", "pinball", "pit", "sharpness",
+]
