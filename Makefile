@@ -23,7 +23,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m ruff check distboost tests benchmarks examples
-	$(PY) -m pytest -n 2 -q
+	$(PY) -m pytest -q
 
 lint: $(STAMP)
 	$(PY) -m ruff check distboost tests benchmarks examples
