@@ -54,7 +54,8 @@ def test_register_a_user_family_as_decorator():
     assert isinstance(fam, ShiftedLaplace) and fam.param_names == ("loc", "scale")
     y = np.random.default_rng(0).laplace(2.0, 0.5, size=5000)
     fit = fam.init(y)  # numerical MLE through the base class
-    assert fit["loc"] == pytest.approx(2.0, abs=0.05) and fit["scale"] == pytest.approx(0.5, rel=0.05)
+    assert fit["loc"] == pytest.approx(2.0, abs=0.05)
+    assert fit["scale"] == pytest.approx(0.5, rel=0.05)
     raw = torch.as_tensor(fam.raw_from_params(fit)).reshape(1, -1).expand(3, -1)
     assert fam.nll(raw, torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)).shape == (3,)
 
