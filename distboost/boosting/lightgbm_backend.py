@@ -66,9 +66,10 @@ class LightGBMBackend:
         self._valid_preds = None
         if X_val is not None:
             n_val = X_val.shape[0]
+            # The validation set inherits binning and categorical columns from the reference.
             valid = lgb.Dataset(
                 X_val, label=np.zeros(n_val), init_score=_init_score(init_raw, n_val),
-                reference=self.train, categorical_feature=cat, free_raw_data=True,
+                reference=self.train, params=dataset_params, free_raw_data=True,
             )
             self.booster.add_valid(valid, "valid")
 
