@@ -232,3 +232,12 @@ def test_unknown_family_lists_known_names():
 @parametrize_with_checks([db.DistributionalRegressor(n_estimators=20, random_state=0)])
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
+
+
+def test_verbose_prints_a_progress_line(capsys):
+    X, y, _ = make_heteroscedastic_sine(300, random_state=9)
+    db.DistributionalRegressor(n_estimators=20, verbose=10, early_stopping=True,
+                               random_state=0).fit(X, y)
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if "train loss" in ln]
+    assert len(lines) == 3  # rounds 1, 10 and 20
+    assert "valid loss" in lines[-1] and lines[-1].lstrip().startswith("[   20]")
