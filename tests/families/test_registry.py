@@ -11,6 +11,17 @@ import distboost as db
 from distboost.families import Family, register
 from distboost.families.support import REAL
 
+@pytest.fixture(autouse=True)
+def _restore_registry():
+    """Families registered by a test are removed afterwards (other tests list the registry)."""
+    from distboost.families import registry
+
+    saved = dict(registry._REGISTRY)
+    yield
+    registry._REGISTRY.clear()
+    registry._REGISTRY.update(saved)
+
+
 TWELVE = ["beta", "exponential", "gamma", "gumbel", "laplace", "logistic", "lognormal",
           "negative_binomial", "normal", "poisson", "studentt", "weibull"]
 
