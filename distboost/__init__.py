@@ -6,11 +6,12 @@
 
 from . import datasets, families, links, metrics
 from .estimators import DistributionalRegressor
+from .persistence import load
 from .predictive import Predictive
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "DistributionalRegressor", "Predictive", "datasets", "families", "links", "metrics",
+    "DistributionalRegressor", "Predictive", "datasets", "families", "links", "load", "metrics",
     "__version__",
 ]

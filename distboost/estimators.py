@@ -371,6 +371,14 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         w = check_sample_weight(sample_weight, len(y))
         return float(np.average(logp, weights=w))
 
+    def save(self, path) -> None:
+        """Save the fitted model to ``path`` in distboost's safe format (JSON metadata plus
+        LightGBM's text model; loading executes nothing).  Load it with ``db.load(path)``.
+        """
+        from .persistence import save
+
+        save(self, path)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True

@@ -11,6 +11,7 @@ import distboost as db
 from distboost.families import Family, register
 from distboost.families.support import REAL
 
+
 @pytest.fixture(autouse=True)
 def _restore_registry():
     """Families registered by a test are removed afterwards (other tests list the registry)."""

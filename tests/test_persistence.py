@@ -1,0 +1,108 @@
+"""Tests of distboost.persistence: safe save/load, versioning, corruption, pickle."""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import joblib
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.tree import DecisionTreeRegressor
+
+import distboost as db
+from distboost.persistence import FORMAT_VERSION
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x": rng.normal(size=600), "g": pd.Categorical(rng.choice(["a", "b"], 600))})
+    y = np.exp(X["x"] + (X["g"] == "a") + rng.normal(size=600) * 0.3)
+    model = db.DistributionalRegressor(family="gamma", n_estimators=60, early_stopping=True,
+                                       links={"rate": "softplus"}, random_state=0).fit(X, y)
+    return model, X, y
+
+
+def test_round_trip_is_bit_identical(fitted, tmp_path):
+    model, X, y = fitted
+    path = tmp_path / "model.json"
+    model.save(path)
+    back = db.load(path)
+    pd.testing.assert_frame_equal(back.predict_params(X), model.predict_params(X),
+                                  check_exact=True)
+    np.testing.assert_array_equal(back.predict_quantiles(X, [0.1, 0.9]),
+                                  model.predict_quantiles(X, [0.1, 0.9]))
+    assert back.family_.links["rate"].name == "softplus"
+    assert back.get_params() == {**model.get_params(), "family": "gamma"}
+    assert back.best_iteration_ == model.best_iteration_
+    assert back.score(X, y) == model.score(X, y)
+    # Unseen categories and column checks survive the round trip.
+    with pytest.raises(ValueError, match="feature names"):
+        back.predict(X.rename(columns={"x": "z"}))
+
+
+def test_loading_executes_nothing(fitted, tmp_path):
+    model, _, _ = fitted
+    path = tmp_path / "model.json"
+    model.save(path)
+    doc = json.loads(path.read_text())
+    assert doc["format"] == "distboost-model" and doc["format_version"] == FORMAT_VERSION
+    assert "tree" in doc["ensemble"]["model"]  # LightGBM's own text format
+
+
+def test_newer_format_version_is_refused(fitted, tmp_path):
+    model, _, _ = fitted
+    path = tmp_path / "model.json"
+    model.save(path)
+    doc = json.loads(path.read_text())
+    doc["format_version"] = FORMAT_VERSION + 1
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="upgrade distboost"):
+        db.load(path)
+
+
+def test_truncated_and_edited_files_are_refused(fitted, tmp_path):
+    model, _, _ = fitted
+    path = tmp_path / "model.json"
+    model.save(path)
+    text = path.read_text()
+    path.write_text(text[: len(text) // 2])
+    with pytest.raises(ValueError, match="not a complete distboost model"):
+        db.load(path)
+    path.write_text(text.replace('"learning_rate": 0.05', '"learning_rate": 0.5'))
+    with pytest.raises(ValueError, match="checksum"):
+        db.load(path)
+
+
+def test_other_files_are_refused(tmp_path):
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps({"hello": 1}))
+    with pytest.raises(ValueError, match="not a distboost model file"):
+        db.load(path)
+    path.write_bytes(b"\x80\x04\x95pickle")
+    with pytest.raises(ValueError, match="not a distboost model file"):
+        db.load(path)
+
+
+def test_pickle_and_joblib(fitted, tmp_path):
+    model, X, _ = fitted
+    back = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(back.predict(X), model.predict(X))
+    joblib.dump(model, tmp_path / "m.joblib")
+    np.testing.assert_array_equal(joblib.load(tmp_path / "m.joblib").predict(X), model.predict(X))
+
+
+def test_unfitted_and_unsavable_models(tmp_path):
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        db.DistributionalRegressor().save(tmp_path / "m.json")
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    model = db.DistributionalRegressor(n_estimators=3, base_learner=DecisionTreeRegressor())
+    model.fit(X, X[:, 0])
+    with pytest.raises(ValueError, match="pickle or joblib"):
+        model.save(tmp_path / "m.json")
+    # ...while pickle works for it.
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(model)).predict(X), model.predict(X))
