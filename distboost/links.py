@@ -176,7 +176,9 @@ class SigmoidLink(Link):
     domain = (0.0, 1.0)
 
     def forward(self, raw):
-        return torch.sigmoid(_clamp_raw(_as_tensor(raw)))
+        # sigmoid(x) rounds to exactly 1.0 for x > ~36.7 in float64: keep it inside (0, 1).
+        s = torch.sigmoid(_clamp_raw(_as_tensor(raw)))
+        return s.clamp(max=1.0 - torch.finfo(s.dtype).eps)
 
     def derivative(self, raw):
         s = torch.sigmoid(_clamp_raw(_as_tensor(raw)))

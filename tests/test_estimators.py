@@ -241,3 +241,21 @@ def test_verbose_prints_a_progress_line(capsys):
     lines = [ln for ln in capsys.readouterr().out.splitlines() if "train loss" in ln]
     assert len(lines) == 3  # rounds 1, 10 and 20
     assert "valid loss" in lines[-1] and lines[-1].lstrip().startswith("[   20]")
+
+
+def test_natural_step_with_monte_carlo_fisher_stays_stable():
+    """Negative binomial has no closed-form Fisher: the damped natural step must not run
+    away on the noisy Monte Carlo estimate."""
+    family = db.families.get("negative_binomial")
+    X, y, _ = _simulate(family, 3000, seed=1)
+    X_te, y_te, _ = _simulate(family, 3000, seed=2)
+    model = db.DistributionalRegressor(
+        family="negative_binomial", step="natural", n_estimators=150, learning_rate=0.1,
+        num_leaves=7, random_state=0,
+    ).fit(X, y)
+    params = model.predict_params(X_te)
+    assert params["total_count"].max() < 100 and params["probs"].max() < 0.99
+    marginal = db.Predictive.from_params(
+        "negative_binomial", **{k: np.full(len(y_te), v) for k, v in model.init_params_.items()}
+    )
+    assert -model.score(X_te, y_te) < marginal.nll(y_te).mean() - 0.2

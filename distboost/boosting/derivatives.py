@@ -16,9 +16,10 @@ a weighted least-squares fit) turns into leaf values ``-sum(grad) / (sum(hess) +
 ``fisher``
     ``hess`` = diagonal of the expected Fisher information, positive by construction.
 ``natural``
-    ``grad = F^{-1} g`` with the full ``K x K`` Fisher matrix per row (a small ridge of
-    ``NATURAL_RIDGE`` times its mean diagonal keeps the solve stable) and ``hess = 1``: the
-    natural gradient of NGBoost (Duan et al. 2020, Alg. 1).
+    ``grad = (F + lambda diag F)^{-1} g`` with the full ``K x K`` Fisher matrix per row and
+    ``hess = 1``: the natural gradient of NGBoost (Duan et al. 2020, Alg. 1), damped in the
+    Levenberg-Marquardt way (``lambda = NATURAL_RIDGE = 0.1``) so that a nearly singular
+    Monte Carlo Fisher estimate cannot blow the step up.
 
 Every pair is then multiplied by the sample weights and each column is rescaled so that its
 mean curvature is one; leaf values ``-G / H`` are unchanged by that rescaling, and LightGBM's
@@ -37,8 +38,8 @@ __all__ = ["STEP_RULES", "NEWTON_FLOOR", "NATURAL_RIDGE", "StepComputer"]
 STEP_RULES = ("gradient", "newton", "fisher", "natural")
 #: Newton curvature floor, relative to the column's mean absolute curvature.
 NEWTON_FLOOR = 1e-2
-#: Ridge added to the Fisher matrix of the natural step, relative to its mean diagonal.
-NATURAL_RIDGE = 1e-8
+#: Levenberg-Marquardt damping of the natural step: ``F + NATURAL_RIDGE * diag(F)``.
+NATURAL_RIDGE = 0.1
 
 
 class NonFiniteLoss(FloatingPointError):
@@ -149,10 +150,10 @@ class StepComputer:
         if self.step == "fisher":
             return g, fisher if diagonal else torch.diagonal(fisher, dim1=1, dim2=2)
         if diagonal:
-            ridge = NATURAL_RIDGE * fisher.mean(dim=1, keepdim=True).clamp_min(1e-300)
-            return g / (fisher + ridge), torch.ones_like(g)
-        diag_mean = torch.diagonal(fisher, dim1=1, dim2=2).mean(dim=1)
-        ridge = NATURAL_RIDGE * diag_mean.clamp_min(1e-300)
-        eye = torch.eye(k, dtype=fisher.dtype)
-        nat = torch.linalg.solve(fisher + ridge[:, None, None] * eye, g[..., None])
+            return g / (fisher.clamp_min(1e-300) * (1.0 + NATURAL_RIDGE)), torch.ones_like(g)
+        # Levenberg-Marquardt damping F + lambda diag(F): bounds the condition number by
+        # about 1 / lambda (a Monte Carlo Fisher of nearly redundant parameters is close to
+        # singular) and leaves a diagonal Fisher's step unchanged up to 1 / (1 + lambda).
+        diag = torch.diagonal(fisher, dim1=1, dim2=2).clamp_min(1e-300)
+        nat = torch.linalg.solve(fisher + torch.diag_embed(NATURAL_RIDGE * diag), g[..., None])
         return nat[..., 0], torch.ones_like(g)
