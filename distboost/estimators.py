@@ -91,6 +91,9 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
     ensemble_ : FittedEnsemble
     init_params_ : dict of str to float
         Weighted marginal MLE the boosting starts from.
+    raw_floor_ : ndarray of shape (K,)
+        Lower bound of each raw score (``-inf`` but for a ``scale`` parameter, floored at
+        ``1e-6 x mean |y|``; see ``Family.param_floors``), applied in training and prediction.
     n_iter_ : int
         Rounds run.
     best_iteration_ : int
@@ -222,10 +225,26 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
             sample_weight = None if sample_weight is None else sample_weight[idx_train]
 
         init_params = family.init(y, sample_weight)
+        floors = family.param_floors(y)
+        floored = [p for p, v in floors.items() if init_params[p] < v]
+        for p in floored:
+            warnings.warn(
+                f"The target is constant or nearly so: the marginal {p!r} of family "
+                f"{family.name!r} is {init_params[p]:.3g}, floored at {floors[p]:.3g} "
+                f"(1e-6 x mean |y|) so that the likelihood stays finite.",
+                UserWarning, stacklevel=2,
+            )
+            init_params[p] = floors[p]
         init_raw = np.asarray(family.raw_from_params(init_params), dtype=np.float64)
+        raw_floor = np.full(family.n_params, -np.inf)
+        for k, p in enumerate(family.param_names):
+            if p in floors:
+                raw_floor[k] = float(family.links[p].inverse(np.asarray(floors[p])))
+        self.raw_floor_ = raw_floor
+        floor_t = torch.as_tensor(raw_floor)
 
         def loss(raw, data):
-            return family.nll(raw, data["y"])
+            return family.nll(torch.maximum(raw, floor_t), data["y"])
 
         fisher = None
         if self.step in ("fisher", "natural"):
@@ -314,7 +333,7 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
     def _raw(self, X) -> np.ndarray:
         check_is_fitted(self)
         X = check_X(self, X, reset=False)
-        return self.ensemble_.predict_raw(X)
+        return np.maximum(self.ensemble_.predict_raw(X), self.raw_floor_)
 
     def predict_params(self, X) -> pd.DataFrame:
         """Predicted distribution parameters on the natural scale.

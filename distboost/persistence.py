@@ -75,6 +75,7 @@ def save(estimator, path) -> None:
     fitted = {
         "n_features_in_": estimator.n_features_in_,
         "init_params_": estimator.init_params_,
+        "raw_floor_": [v if np.isfinite(v) else None for v in estimator.raw_floor_],
         "n_iter_": estimator.n_iter_,
         "best_iteration_": estimator.best_iteration_,
         "evals_result_": estimator.evals_result_,
@@ -144,6 +145,7 @@ def load(path):
     if fitted.get("categories_") is not None:
         model._categories_ = fitted["categories_"]
     model.init_params_ = fitted["init_params_"]
+    model.raw_floor_ = np.array([-np.inf if v is None else v for v in fitted["raw_floor_"]])
     model.n_iter_ = fitted["n_iter_"]
     model.best_iteration_ = fitted["best_iteration_"]
     model.evals_result_ = fitted["evals_result_"]

@@ -265,11 +265,39 @@ class Family:
 
         y = self.validate_y(y)
         w = _normalise_weights(sample_weight, y.size)
+        if {"loc", "scale"} <= set(self.param_names) and self.support == REAL:
+            # Location-scale family: fit the standardised target, then map back, so that the
+            # start values are exactly equivariant (fitting y * c gives loc and scale * c)
+            # whatever the optimiser's tolerances.
+            center = float(np.sum(w * y))
+            spread = float(np.sqrt(np.sum(w * (y - center) ** 2)))
+            if spread > 0:
+                z = (y - center) / spread
+                fit = numerical_mle(self, z, w, self.start_values(z, w))
+                fit["loc"] = center + spread * fit["loc"]
+                fit["scale"] = spread * fit["scale"]
+                return fit
         return numerical_mle(self, y, w, self.start_values(y, w))
 
     def start_values(self, y: np.ndarray, w: np.ndarray) -> dict[str, float]:
         """Moment-based starting point for the numerical MLE (natural scale)."""
         raise NotImplementedError(f"Family {self.name!r} defines no start values.")
+
+    #: Relative floor of a ``scale`` parameter: ``SCALE_FLOOR * mean |y|`` (see
+    #: :meth:`param_floors`).
+    SCALE_FLOOR = 1e-6
+
+    def param_floors(self, y: np.ndarray) -> dict[str, float]:
+        """Lower bounds of parameters that must not collapse to zero (natural scale).
+
+        A ``scale`` parameter is floored at ``1e-6 * mean |y|`` (``1e-6`` for an all-zero
+        target): a constant or near-constant target would otherwise drive it to zero and the
+        likelihood to infinity.  Families without a ``scale`` parameter have no floor.
+        """
+        if "scale" not in self.param_names:
+            return {}
+        magnitude = float(np.mean(np.abs(y))) if np.size(y) else 0.0
+        return {"scale": self.SCALE_FLOOR * (magnitude if magnitude > 0 else 1.0)}
 
     def init_raw(self, y, sample_weight=None) -> np.ndarray:
         """:meth:`init` on the raw scale: ndarray of shape (K,)."""

@@ -44,6 +44,10 @@ class LogNormal(Family):
         mean, var = weighted_mean_var(np.log(y), w)
         return {"loc": mean, "scale": math.sqrt(var)}
 
+    def param_floors(self, y):
+        """``scale`` is the standard deviation of ``log y`` (dimensionless): floor ``1e-6``."""
+        return {"scale": self.SCALE_FLOOR}
+
     def fisher_natural(self, params):
         """Diagonal ``(1 / scale^2, 2 / scale^2)``, as for the normal law of ``log y``."""
         inv_var = params["scale"].pow(-2)
