@@ -1,0 +1,110 @@
+"""Every row of the bad-input table in docs/errors.md: the error type and its message.
+
+Each case must raise before any torch or LightGBM code runs into it, with a message that names
+the problem, the argument and (where rows are involved) how many rows.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.exceptions import NotFittedError
+from sklearn.utils._param_validation import InvalidParameterError
+
+import distboost as db
+
+X = np.random.default_rng(0).normal(size=(6, 2))
+Y = np.arange(1.0, 7.0)
+R = db.DistributionalRegressor
+
+
+def fitted():
+    return R(n_estimators=3).fit(X, Y)
+
+
+def fitted_df():
+    return R(n_estimators=3).fit(pd.DataFrame(X, columns=["a", "b"]), Y)
+
+
+CASES = {
+    "NaN in y": (lambda: R().fit(X, np.r_[Y[:5], np.nan]), ValueError,
+                 r"y has 1 of 6 rows that are NaN or infinite"),
+    "inf in y": (lambda: R().fit(X, np.r_[Y[:4], np.inf, np.inf]), ValueError,
+                 r"y has 2 of 6 rows that are NaN or infinite"),
+    "y outside the support": (lambda: R(family="gamma").fit(X, Y - 3), ValueError,
+                              r"3 of 6 rows outside the support \(0, inf\) of family 'gamma'"),
+    "non-integer counts": (lambda: R(family="poisson").fit(X, Y + 0.5), ValueError,
+                           r"6 of 6 rows outside the support integers"),
+    "2-D y for a 1-D family": (lambda: R().fit(X, np.c_[Y, Y]), ValueError,
+                               r"expects a 1-D target y, got an array of shape \(6, 2\)"),
+    "non-numeric y": (lambda: R().fit(X, np.array(list("abcdef"))), ValueError,
+                      r"Target y must be numeric"),
+    "y is None": (lambda: R().fit(X, None), ValueError, r"requires y to be passed"),
+    "wrong number of features at predict": (lambda: fitted().predict(X[:, :1]), ValueError,
+                                            r"X has 1 features, but DistributionalRegressor "
+                                            r"is expecting 2 features"),
+    "different column names at predict": (
+        lambda: fitted_df().predict(pd.DataFrame(X, columns=["a", "c"])), ValueError,
+        r"feature names should match"),
+    "empty X": (lambda: R().fit(X[:0], Y[:0]), ValueError, r"0 sample"),
+    "infinite X": (lambda: R().fit(np.r_[X[:5], [[np.inf, 0]]], Y), ValueError,
+                   r"Input X contains infinity"),
+    "mismatched X and y": (lambda: R().fit(X, Y[:4]), ValueError,
+                           r"X has 6 rows, y has 4 rows"),
+    "mismatched sample_weight": (lambda: R().fit(X, Y, sample_weight=np.ones(4)), ValueError,
+                                 r"sample_weight has shape \(4,\); expected \(6,\)"),
+    "negative sample_weight": (lambda: R().fit(X, Y, sample_weight=np.r_[-1, np.ones(5)]),
+                               ValueError, r"sample_weight has 1 of 6 rows that are negative"),
+    "NaN sample_weight": (lambda: R().fit(X, Y, sample_weight=np.r_[np.nan, np.ones(5)]),
+                          ValueError, r"sample_weight has 1 of 6 rows that are NaN"),
+    "all-zero sample_weight": (lambda: R().fit(X, Y, sample_weight=np.zeros(6)), ValueError,
+                               r"sample_weight is zero for all 6 rows"),
+    "unknown family": (lambda: R(family="gaussian").fit(X, Y), ValueError,
+                       r"Unknown family 'gaussian'; known families are"),
+    "unknown link": (lambda: R(links={"scale": "cube"}).fit(X, Y), ValueError,
+                     r"Unknown link 'cube'; known links are"),
+    "link for an unknown parameter": (lambda: R(links={"sd": "exp"}).fit(X, Y), ValueError,
+                                      r"has no parameter 'sd'"),
+    "invalid hyperparameter": (lambda: R(learning_rate=-1.0).fit(X, Y), InvalidParameterError,
+                               r"'learning_rate' parameter of DistributionalRegressor"),
+    "unknown step rule": (lambda: R(step="adam").fit(X, Y), InvalidParameterError,
+                          r"'step' parameter"),
+    "malformed eval_set": (lambda: R().fit(X, Y, eval_set=[(X, Y), (X, Y)]), ValueError,
+                           r"eval_set must hold exactly one"),
+    "eval_set target outside the support": (
+        lambda: R(family="gamma").fit(X, Y, eval_set=(X, -Y)), ValueError,
+        r"y of eval_set: .*6 of 6 rows outside the support"),
+    "unfitted model": (lambda: R().predict(X), NotFittedError, r"not fitted yet"),
+    "quantile level outside [0, 1]": (lambda: fitted().predict_quantiles(X, [0.5, 1.5]),
+                                      ValueError, r"must lie in \[0, 1\]"),
+    "interval level outside (0, 1)": (lambda: fitted().predict_interval(X, 0.0), ValueError,
+                                      r"must lie in \(0, 1\)"),
+    "parameters outside their domain": (
+        lambda: db.Predictive.from_params("normal", loc=[0.0, 0.0], scale=[1.0, -1.0]),
+        ValueError, r"'scale' of family 'normal' has 1 of 2 rows outside its domain"),
+    "scores with the wrong number of observations": (
+        lambda: db.metrics.crps(db.Predictive.from_params("normal", loc=[0.0], scale=[1.0]),
+                                [0.0, 1.0]), ValueError, r"holds 1 distributions"),
+    "unknown scorer": (lambda: db.metrics.get_scorer("accuracy"), ValueError,
+                       r"Unknown scorer 'accuracy'; known scorers are"),
+    "model file from a newer format": (None, ValueError, r"upgrade distboost"),
+    "truncated or edited model file": (None, ValueError, r"checksum|not a complete"),
+    "file that is not a distboost model": (None, ValueError, r"not a distboost model file"),
+}
+
+
+@pytest.mark.parametrize("case", [c for c, v in CASES.items() if v[0] is not None])
+def test_bad_input_raises_the_documented_error(case):
+    fn, exc, pattern = CASES[case]
+    with pytest.raises(exc, match=pattern):
+        fn()
+
+
+def test_the_docs_table_lists_every_case():
+    table = (Path(__file__).resolve().parents[1] / "docs" / "errors.md").read_text()
+    rows = re.findall(r"^\| ([^|]+?) \|", table, flags=re.M)
+    assert set(CASES) <= {r.strip() for r in rows}, set(CASES) - {r.strip() for r in rows}
