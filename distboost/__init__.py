@@ -4,7 +4,7 @@
 ``torch.distributions``; predictions are :class:`Predictive` distribution objects.
 """
 
-from . import datasets, families, links, metrics
+from . import censored, datasets, families, links, metrics
 from .estimators import DistributionalRegressor
 from .persistence import load
 from .predictive import Predictive
@@ -12,6 +12,7 @@ from .predictive import Predictive
 __version__ = "0.1.0"
 
 __all__ = [
-    "DistributionalRegressor", "Predictive", "datasets", "families", "links", "load", "metrics",
+    "DistributionalRegressor", "Predictive", "censored", "datasets", "families", "links", "load",
+    "metrics",
     "__version__",
 ]

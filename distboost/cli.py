@@ -31,7 +31,7 @@ def _marginal_table(y: np.ndarray) -> pd.DataFrame:
         params = fam.init(y)
         raw = torch.as_tensor(fam.raw_from_params(params)).reshape(1, -1).expand(len(y), -1)
         with torch.no_grad():
-            loglik = -fam.nll(raw, torch.as_tensor(y)).mean().item()
+            loglik = -fam.nll(raw, torch.from_numpy(np.array(y))).mean().item()
         desc = ", ".join(f"{k}={v:.4g}" for k, v in params.items())
         rows.append({"family": name, "mean_loglik": loglik, "params": desc, "note": ""})
     return pd.DataFrame(rows).sort_values("mean_loglik", ascending=False, na_position="last")

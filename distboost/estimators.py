@@ -386,10 +386,12 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         -------
         float
         """
-        dist = self.predict_dist(X)
+        raw = torch.as_tensor(self._raw(X))
         y = self._check_y(self.family_, y)
-        check_consistent_rows(X=np.empty(len(dist)), y=y)
-        logp = dist.log_prob(y)
+        check_consistent_rows(X=raw, y=y)
+        with torch.no_grad():
+            # The training likelihood: censored rows contribute log(F(u) - F(l)).
+            logp = -self.family_.nll(raw, torch.as_tensor(y)).numpy()
         w = check_sample_weight(sample_weight, len(y))
         return float(np.average(logp, weights=w))
 

@@ -4,7 +4,7 @@
 ``register`` (a decorator) adds a user-defined :class:`Family`.
 """
 
-from . import bounded, continuous, discrete, positive  # noqa: F401  (registers the families)
+from . import bounded, censored, continuous, discrete, positive  # noqa: F401  (registers them)
 from .base import Family
 from .registry import available, get, register
 from .support import Support

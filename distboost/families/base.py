@@ -308,6 +308,17 @@ class Family:
         """Cumulative distribution function at ``y`` of shape (..., n)."""
         return self.distribution(params).cdf(y)
 
+    def log_cdf(self, params: Params, y: torch.Tensor) -> torch.Tensor:
+        """``log F(y)``, differentiable in the parameters (censored likelihoods).
+
+        Families override this with a form that stays accurate deep in the lower tail.
+        """
+        return torch.log(self.cdf(params, y))
+
+    def log_sf(self, params: Params, y: torch.Tensor) -> torch.Tensor:
+        """``log(1 - F(y))``, differentiable; overridden for accuracy in the upper tail."""
+        return torch.log1p(-self.cdf(params, y))
+
     def icdf(self, params: Params, q: torch.Tensor) -> torch.Tensor:
         """Quantile function at levels ``q`` of shape (..., n).
 

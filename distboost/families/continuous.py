@@ -13,6 +13,7 @@ import scipy.special as sc
 import torch
 import torch.distributions as D
 
+from ._special import stdtr_ad
 from ._stats import scipy_elementwise, weighted_mean_var, weighted_quantile
 from ._torch_extra import Logistic as _TorchLogistic
 from .base import Family, _normalise_weights
@@ -48,6 +49,12 @@ class Normal(Family):
         inv_var = params["scale"].pow(-2)
         return torch.stack([inv_var, 2.0 * inv_var], dim=-1)
 
+    def log_cdf(self, params, y):
+        return torch.special.log_ndtr((y - params["loc"]) / params["scale"])
+
+    def log_sf(self, params, y):
+        return torch.special.log_ndtr((params["loc"] - y) / params["scale"])
+
 
 @register
 class Laplace(Family):
@@ -73,6 +80,17 @@ class Laplace(Family):
         inv_var = params["scale"].pow(-2)
         return torch.stack([inv_var, inv_var], dim=-1)
 
+    def log_cdf(self, params, y):
+        z = (y - params["loc"]) / params["scale"]
+        # F = exp(z)/2 below the location, 1 - exp(-z)/2 above (each branch on safe inputs).
+        return torch.where(z < 0, z.clamp(max=0.0) - math.log(2.0),
+                           torch.log1p(-0.5 * torch.exp(-z.clamp(min=0.0))))
+
+    def log_sf(self, params, y):
+        z = (params["loc"] - y) / params["scale"]
+        return torch.where(z < 0, z.clamp(max=0.0) - math.log(2.0),
+                           torch.log1p(-0.5 * torch.exp(-z.clamp(min=0.0))))
+
 
 @register
 class Logistic(Family):
@@ -93,6 +111,12 @@ class Logistic(Family):
         1995, ch. 23, eq. 23.38)."""
         inv_var = params["scale"].pow(-2)
         return torch.stack([inv_var / 3.0, inv_var * (math.pi**2 + 3.0) / 9.0], dim=-1)
+
+    def log_cdf(self, params, y):
+        return torch.nn.functional.logsigmoid((y - params["loc"]) / params["scale"])
+
+    def log_sf(self, params, y):
+        return torch.nn.functional.logsigmoid((params["loc"] - y) / params["scale"])
 
 
 @register
@@ -121,6 +145,14 @@ class Gumbel(Family):
     def cdf(self, params, y):
         z = (y - params["loc"]) / params["scale"]
         return torch.exp(-torch.exp(-z))
+
+    def log_cdf(self, params, y):
+        z = ((y - params["loc"]) / params["scale"]).clamp(min=-700.0)
+        return -torch.exp(-z)
+
+    def log_sf(self, params, y):
+        z = ((y - params["loc"]) / params["scale"]).clamp(min=-700.0)
+        return torch.log(-torch.expm1(-torch.exp(-z)))
 
     def icdf(self, params, q):
         q = torch.as_tensor(q, dtype=torch.float64)
@@ -172,6 +204,14 @@ class StudentT(Family):
     def cdf(self, params, y):
         z = (y - params["loc"]) / params["scale"]
         return scipy_elementwise(sc.stdtr, params["df"], z)
+
+    def log_cdf(self, params, y):
+        z = (y - params["loc"]) / params["scale"]
+        return torch.log(stdtr_ad(params["df"], z))
+
+    def log_sf(self, params, y):
+        z = (params["loc"] - y) / params["scale"]
+        return torch.log(stdtr_ad(params["df"], z))
 
     def icdf(self, params, q):
         q = torch.as_tensor(q, dtype=torch.float64)

@@ -14,6 +14,7 @@ import scipy.special as sc
 import torch
 import torch.distributions as D
 
+from ._special import gammainc_ad, gammaincc_ad
 from ._stats import scipy_elementwise, weighted_mean_var
 from .base import Family, _normalise_weights
 from .registry import register
@@ -53,6 +54,12 @@ class LogNormal(Family):
         inv_var = params["scale"].pow(-2)
         return torch.stack([inv_var, 2.0 * inv_var], dim=-1)
 
+    def log_cdf(self, params, y):
+        return torch.special.log_ndtr((torch.log(y) - params["loc"]) / params["scale"])
+
+    def log_sf(self, params, y):
+        return torch.special.log_ndtr((params["loc"] - torch.log(y)) / params["scale"])
+
 
 @register
 class Gamma(Family):
@@ -90,6 +97,12 @@ class Gamma(Family):
         q = torch.as_tensor(q, dtype=torch.float64)
         return scipy_elementwise(sc.gammaincinv, params["concentration"], q) / params["rate"]
 
+    def log_cdf(self, params, y):
+        return torch.log(gammainc_ad(params["concentration"], params["rate"] * y))
+
+    def log_sf(self, params, y):
+        return torch.log(gammaincc_ad(params["concentration"], params["rate"] * y))
+
 
 @register
 class Weibull(Family):
@@ -126,6 +139,13 @@ class Weibull(Family):
         q = torch.as_tensor(q, dtype=torch.float64)
         return params["scale"] * (-torch.log1p(-q)) ** (1.0 / params["concentration"])
 
+    def log_cdf(self, params, y):
+        t = (y / params["scale"]) ** params["concentration"]
+        return torch.log(-torch.expm1(-t))
+
+    def log_sf(self, params, y):
+        return -((y / params["scale"]) ** params["concentration"])
+
 
 @register
 class Exponential(Family):
@@ -155,3 +175,9 @@ class Exponential(Family):
     def fisher_natural(self, params):
         """``1 / rate^2``."""
         return params["rate"].pow(-2).unsqueeze(-1)
+
+    def log_cdf(self, params, y):
+        return torch.log(-torch.expm1(-params["rate"] * y))
+
+    def log_sf(self, params, y):
+        return -params["rate"] * y
