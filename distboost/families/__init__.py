@@ -8,5 +8,6 @@ from . import bounded, censored, continuous, discrete, positive  # noqa: F401  (
 from .base import Family
 from .registry import available, get, register
 from .support import Support
+from .truncated import Truncated
 
-__all__ = ["Family", "Support", "available", "get", "register"]
+__all__ = ["Family", "Support", "Truncated", "available", "get", "register"]

@@ -180,13 +180,7 @@ class Censored(Family):
         return out
 
     def _log_interval(self, p, lo, hi):
-        """``log(F(hi) - F(lo))`` in whichever tail keeps its precision."""
-        ls_lo, ls_hi = self.inner.log_sf(p, lo), self.inner.log_sf(p, hi)
-        lc_lo, lc_hi = self.inner.log_cdf(p, lo), self.inner.log_cdf(p, hi)
-        upper = ls_lo < math.log(0.5)  # F(lo) > 1/2: work with survival probabilities
-        up = ls_lo + _log1mexp(torch.minimum(ls_hi - ls_lo, torch.full_like(ls_lo, -1e-300)))
-        down = lc_hi + _log1mexp(torch.minimum(lc_lo - lc_hi, torch.full_like(lc_hi, -1e-300)))
-        return torch.where(upper, up, down)
+        return log_interval_probability(self.inner, p, lo, hi)
 
     # ------------------------------------------------------------------ start values
     def start_values(self, y, w):
@@ -199,6 +193,16 @@ class Censored(Family):
         y = self.validate_y(y)
         w = _normalise_weights(sample_weight, y.shape[0])
         return numerical_mle(self, y, w, self.start_values(y, w))
+
+
+def log_interval_probability(family, p, lo, hi) -> torch.Tensor:
+    """``log(F(hi) - F(lo))`` for finite ``lo < hi``, in whichever tail keeps its precision."""
+    ls_lo, ls_hi = family.log_sf(p, lo), family.log_sf(p, hi)
+    lc_lo, lc_hi = family.log_cdf(p, lo), family.log_cdf(p, hi)
+    upper = ls_lo < math.log(0.5)  # F(lo) > 1/2: work with survival probabilities
+    up = ls_lo + _log1mexp(torch.minimum(ls_hi - ls_lo, torch.full_like(ls_lo, -1e-300)))
+    down = lc_hi + _log1mexp(torch.minimum(lc_lo - lc_hi, torch.full_like(lc_hi, -1e-300)))
+    return torch.where(upper, up, down)
 
 
 def _midpoints(y: np.ndarray) -> np.ndarray:

@@ -35,6 +35,7 @@ from .scores import (
     pit,
     sharpness,
 )
+from .survival import censored_nll, concordance_index, d_calibration, survival_crps
 
 __all__ = [
     "CLOSED_FORMS", "crps_beta", "crps_exponential", "crps_gamma", "crps_gumbel",
@@ -42,4 +43,5 @@ __all__ = [
     "crps_poisson", "crps_studentt", "crps_numerical", "available_scorers", "get_scorer",
     "calibration_error", "coverage", "crps", "interval_score", "mean_crps",
     "mean_interval_score", "mean_nll", "mean_pinball", "nll", "pinball", "pit", "sharpness",
+    "censored_nll", "concordance_index", "d_calibration", "survival_crps",
 ]
