@@ -93,27 +93,25 @@ def main(argv=None) -> pd.DataFrame:
         y = db.censored.right(time_, event)
         for fold, (tr, te) in enumerate(KFold(args.folds, shuffle=True,
                                               random_state=0).split(X)):
-            methods = {f"distboost {f}": (lambda f=f: run_distboost(
-                f, X.iloc[tr], y[tr], X.iloc[te], y[te], fold)) for f in FAMILIES}
+            split = (X.iloc[tr], y[tr], X.iloc[te], y[te], fold)
+            methods = {f"distboost {f}": (run_distboost, (f, *split)) for f in FAMILIES}
             try:
                 import lifelines  # noqa: F401
             except ImportError:
                 pass
             else:
                 for kind in ("weibull", "lognormal"):
-                    methods[f"lifelines {kind} AFT"] = (lambda k=kind: run_lifelines(
-                        k, X.iloc[tr], y[tr], X.iloc[te], y[te], fold))
+                    methods[f"lifelines {kind} AFT"] = (run_lifelines, (kind, *split))
             try:
                 import xgboost  # noqa: F401
             except ImportError:
                 pass
             else:
-                methods["xgboost survival:aft"] = lambda: run_xgboost_aft(
-                    X.iloc[tr], y[tr], X.iloc[te], y[te], fold)
-            for method, fn in methods.items():
+                methods["xgboost survival:aft"] = (run_xgboost_aft, split)
+            for method, (fn, fn_args) in methods.items():
                 t0 = time.perf_counter()
                 try:
-                    res = fn()
+                    res = fn(*fn_args)
                 except Exception as err:  # a peer failing must not hide the others
                     print(f"{file} fold {fold} {method}: failed ({err})")
                     continue
