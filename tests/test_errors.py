@@ -41,6 +41,18 @@ CASES = {
                            r"6 of 6 rows outside the support integers"),
     "2-D y for a 1-D family": (lambda: R().fit(X, np.c_[Y, Y]), ValueError,
                                r"expects a 1-D target y, got an array of shape \(6, 2\)"),
+    "censored bounds with lower > upper": (
+        lambda: R(family="censored_weibull").fit(X, np.c_[Y, Y - 0.5]), ValueError,
+        r"6 of 6 rows with lower > upper"),
+    "censored bounds with NaN": (
+        lambda: R(family="censored_weibull").fit(X, np.c_[Y, np.r_[np.nan, Y[1:]]]), ValueError,
+        r"1 of 6 rows with NaN bounds"),
+    "censored bounds outside the support": (
+        lambda: R(family="censored_weibull").fit(X, np.c_[Y - 2, Y]), ValueError,
+        r"1 of 6 rows with bounds outside the support"),
+    "1-D y for a censored family": (
+        lambda: R(family="censored_weibull").fit(X, Y), ValueError,
+        r"expects an \(n, 2\) array of \[lower, upper\] bounds"),
     "non-numeric y": (lambda: R().fit(X, np.array(list("abcdef"))), ValueError,
                       r"Target y must be numeric"),
     "y is None": (lambda: R().fit(X, None), ValueError, r"requires y to be passed"),
