@@ -74,6 +74,9 @@ class Family:
     discrete: bool = False
     #: Links to use instead of the constraint-derived ones (class-level defaults).
     default_links: Mapping[str, str] = {}
+    #: True when :meth:`start_values` already is the weighted MLE (closed form): :meth:`init`
+    #: then skips the numerical optimiser.
+    closed_form_mle: bool = False
 
     def __init__(self, links: Mapping[str, str | Link] | None = None):
         resolved: dict[str, Link] = {}
@@ -265,6 +268,8 @@ class Family:
 
         y = self.validate_y(y)
         w = _normalise_weights(sample_weight, y.size)
+        if self.closed_form_mle:
+            return self.start_values(y, w)
         if {"loc", "scale"} <= set(self.param_names) and self.support == REAL:
             # Location-scale family: fit the standardised target, then map back, so that the
             # start values are exactly equivariant (fitting y * c gives loc and scale * c)

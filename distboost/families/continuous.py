@@ -16,7 +16,7 @@ import torch.distributions as D
 from ._special import stdtr_ad
 from ._stats import scipy_elementwise, weighted_mean_var, weighted_quantile
 from ._torch_extra import Logistic as _TorchLogistic
-from .base import Family, _normalise_weights
+from .base import Family
 from .registry import register
 from .support import REAL
 
@@ -34,11 +34,8 @@ class Normal(Family):
     param_names = ("loc", "scale")
     support = REAL
 
-    def init(self, y, sample_weight=None):
-        """Closed-form weighted MLE: weighted mean and (biased) weighted standard deviation."""
-        y = self.validate_y(y)
-        w = _normalise_weights(sample_weight, y.size)
-        return self.start_values(y, w)
+    #: Closed-form weighted MLE: weighted mean and (biased) weighted standard deviation.
+    closed_form_mle = True
 
     def start_values(self, y, w):
         mean, var = weighted_mean_var(y, w)
@@ -65,11 +62,8 @@ class Laplace(Family):
     param_names = ("loc", "scale")
     support = REAL
 
-    def init(self, y, sample_weight=None):
-        """Closed-form weighted MLE: weighted median and mean absolute deviation from it."""
-        y = self.validate_y(y)
-        w = _normalise_weights(sample_weight, y.size)
-        return self.start_values(y, w)
+    #: Closed-form weighted MLE: weighted median and mean absolute deviation from it.
+    closed_form_mle = True
 
     def start_values(self, y, w):
         loc = weighted_quantile(y, w, 0.5)

@@ -13,7 +13,7 @@ import torch
 import torch.distributions as D
 
 from ._stats import scipy_elementwise, weighted_mean_var
-from .base import Family, _normalise_weights
+from .base import Family
 from .registry import register
 from .support import COUNTS
 
@@ -34,11 +34,8 @@ class Poisson(Family):
     discrete = True
     default_links = {"rate": "exp"}
 
-    def init(self, y, sample_weight=None):
-        """Closed-form weighted MLE: the weighted mean, floored at :data:`RATE_FLOOR`."""
-        y = self.validate_y(y)
-        w = _normalise_weights(sample_weight, y.size)
-        return self.start_values(y, w)
+    #: Closed-form weighted MLE: the weighted mean, floored at :data:`RATE_FLOOR`.
+    closed_form_mle = True
 
     def start_values(self, y, w):
         return {"rate": max(float(np.sum(w * y)), RATE_FLOOR)}

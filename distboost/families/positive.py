@@ -16,7 +16,7 @@ import torch.distributions as D
 
 from ._special import gammainc_ad, gammaincc_ad
 from ._stats import scipy_elementwise, weighted_mean_var
-from .base import Family, _normalise_weights
+from .base import Family
 from .registry import register
 from .support import NONNEGATIVE, POSITIVE
 
@@ -35,11 +35,8 @@ class LogNormal(Family):
     param_names = ("loc", "scale")
     support = POSITIVE
 
-    def init(self, y, sample_weight=None):
-        """Closed-form weighted MLE: weighted mean and standard deviation of ``log y``."""
-        y = self.validate_y(y)
-        w = _normalise_weights(sample_weight, y.size)
-        return self.start_values(y, w)
+    #: Closed-form weighted MLE: weighted mean and standard deviation of ``log y``.
+    closed_form_mle = True
 
     def start_values(self, y, w):
         mean, var = weighted_mean_var(np.log(y), w)
@@ -156,12 +153,8 @@ class Exponential(Family):
     param_names = ("rate",)
     support = NONNEGATIVE
 
-    def init(self, y, sample_weight=None):
-        """Closed-form weighted MLE ``1 / mean`` (an all-zero target is rejected: the rate
-        would be infinite)."""
-        y = self.validate_y(y)
-        w = _normalise_weights(sample_weight, y.size)
-        return self.start_values(y, w)
+    #: Closed-form weighted MLE ``1 / mean`` (an all-zero target is rejected).
+    closed_form_mle = True
 
     def start_values(self, y, w):
         mean = float(np.sum(w * y))

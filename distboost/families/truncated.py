@@ -14,7 +14,7 @@ import math
 import numpy as np
 import torch
 
-from .base import Family, _normalise_weights
+from .base import Family
 from .censored import log_interval_probability
 from .support import Support
 
@@ -75,14 +75,6 @@ class Truncated(Family):
 
     def start_values(self, y, w):
         return self.inner.start_values(y, w)
-
-    def init(self, y, sample_weight=None):
-        """Weighted MLE of the truncated likelihood (numerical)."""
-        from ._mle import numerical_mle
-
-        y = self.validate_y(y)
-        w = _normalise_weights(sample_weight, y.size)
-        return numerical_mle(self, y, w, self.start_values(y, w))
 
     # ------------------------------------------------------------------ normaliser
     def _log_mass(self, params) -> torch.Tensor:
