@@ -5,14 +5,16 @@
 """
 
 from . import censored, datasets, families, links, metrics
+from . import plotting as plot  # db.plot, the name in DESIGN.md
 from .estimators import DistributionalRegressor
 from .persistence import load
 from .predictive import Predictive
+from .selection import compare_families
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "DistributionalRegressor", "Predictive", "censored", "datasets", "families", "links", "load",
-    "metrics",
+    "DistributionalRegressor", "Predictive", "censored", "compare_families", "datasets",
+    "families", "links", "load", "metrics", "plot",
     "__version__",
 ]

@@ -1,0 +1,148 @@
+"""Matplotlib figures of predictive distributions (exposed as ``db.plot``).
+
+Every function draws on ``ax`` (a new figure when None) and returns the Axes, so figures
+compose in notebooks: interval bands and fan charts, the PIT histogram, the reliability
+diagram, a family comparison, and one row's predictive density (a survival curve for censored
+families).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["intervals", "pit_histogram", "calibration", "compare", "density"]
+
+
+def _axes(ax):
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(7, 4.5))
+    return ax
+
+
+def intervals(dist, x=None, y=None, levels=(0.5, 0.9), ax=None, color="C0", fan=False):
+    """Bands of central intervals against a feature (or the row index) with the median.
+
+    Parameters
+    ----------
+    dist : Predictive of length n
+    x : array_like of shape (n,), optional
+        Positions (a feature, or time for a fan chart); the row index when None.  Rows are
+        drawn sorted by ``x``.
+    y : array_like of shape (n,), optional
+        Observations, drawn as points.
+    levels : sequence of float
+        Interval levels; wider bands are lighter.
+    fan : bool
+        Many levels (0.1, 0.2, ..., 0.9) as a fan chart, for time-ordered data.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    ax = _axes(ax)
+    n = len(dist)
+    x = np.arange(n) if x is None else np.asarray(x, dtype=float)
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    if fan:
+        levels = tuple(np.round(np.arange(0.1, 0.95, 0.1), 2))
+    for i, level in enumerate(sorted(levels, reverse=True)):
+        lo, hi = dist.interval(level)[order].T
+        alpha = 0.15 + 0.5 * (i + 1) / (len(levels) + 1)
+        ax.fill_between(xs, lo, hi, color=color, alpha=alpha, lw=0, label=f"{level:.0%} interval")
+    ax.plot(xs, dist.median[order], color=color, lw=1.5, label="median")
+    if y is not None:
+        ax.scatter(xs, np.asarray(y, dtype=float)[order], s=8, color="k", alpha=0.6,
+                   label="observed", zorder=3)
+    ax.set_xlabel("x" if x is not None else "row")
+    ax.legend(loc="best", fontsize="small")
+    return ax
+
+
+def pit_histogram(dist, y, bins: int = 10, ax=None, random_state=0):
+    """Histogram of the probability integral transform with the uniform reference.
+
+    The shaded band is the central 95% range of a bin's height under perfect calibration
+    (binomial with ``p = 1 / bins``).  Heights are densities (uniform = 1).
+    """
+    from scipy.stats import binom
+
+    ax = _axes(ax)
+    u = dist.pit(y, random_state=random_state)
+    n = len(u)
+    ax.hist(u, bins=bins, range=(0, 1), density=True, color="C0", alpha=0.8, edgecolor="white")
+    lo, hi = binom.ppf([0.025, 0.975], n, 1.0 / bins) * bins / n
+    ax.axhspan(lo, hi, color="grey", alpha=0.25, label="95% band, calibrated")
+    ax.axhline(1.0, color="k", lw=1, ls="--")
+    ax.set_xlabel("PIT")
+    ax.set_ylabel("density")
+    ax.set_xlim(0, 1)
+    ax.legend(loc="best", fontsize="small")
+    return ax
+
+
+def calibration(dist, y, levels=None, ax=None):
+    """Reliability diagram: nominal quantile level against the observed share of ``y`` below
+    the predicted quantile, with the diagonal."""
+    ax = _axes(ax)
+    levels = np.arange(0.05, 0.951, 0.05) if levels is None else np.asarray(levels, float)
+    y = np.asarray(y, dtype=float)
+    observed = (y[:, None] <= dist.quantile(levels)).mean(axis=0)
+    ax.plot([0, 1], [0, 1], color="k", lw=1, ls="--", label="perfect calibration")
+    ax.plot(levels, observed, "o-", color="C0", label="model")
+    ax.set_xlabel("nominal quantile level")
+    ax.set_ylabel("observed share below the quantile")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.legend(loc="best", fontsize="small")
+    return ax
+
+
+def compare(table, metric: str = "nll", ax=None):
+    """Families against a metric with error bars (the output of ``compare_families``).
+
+    ``table`` needs the columns ``family``, ``<metric>_mean`` and ``<metric>_std``; rows with
+    a missing value (skipped families) are left out.
+    """
+    ax = _axes(ax)
+    data = table.dropna(subset=[f"{metric}_mean"]).sort_values(f"{metric}_mean")
+    pos = np.arange(len(data))
+    ax.barh(pos, data[f"{metric}_mean"], xerr=data[f"{metric}_std"], color="C0", alpha=0.8,
+            capsize=3)
+    ax.set_yticks(pos, data["family"])
+    ax.invert_yaxis()
+    ax.set_xlabel(f"{metric} (cross-validated mean ± std)")
+    return ax
+
+
+def density(dist, i: int, y=None, ax=None, points: int = 400):
+    """Predictive density of row ``i`` with the observation marked; for a censored family the
+    survival function instead."""
+    from .families.censored import Censored
+
+    ax = _axes(ax)
+    one = dist[int(i)]
+    lo, hi = one.quantile([0.001, 0.999])[0]
+    if one.family.discrete:
+        grid = np.arange(np.floor(lo), np.ceil(hi) + 1)
+        ax.bar(grid, one.pdf(grid[None, :].repeat(1, 0))[0], color="C0", alpha=0.8)
+        ax.set_ylabel("probability")
+    elif isinstance(one.family, Censored):
+        grid = np.linspace(max(lo, one.family.support.low), hi, points)
+        ax.plot(grid, one.sf(grid[None, :])[0], color="C0")
+        ax.set_ylabel("survival probability")
+    else:
+        grid = np.linspace(lo, hi, points)
+        ax.plot(grid, one.pdf(grid[None, :])[0], color="C0")
+        ax.set_ylabel("density")
+    if y is not None:
+        obs = np.asarray(y, dtype=float)
+        obs = obs[int(i)] if obs.ndim >= 1 and obs.shape[0] == len(dist) else obs
+        for v in np.atleast_1d(obs):
+            if np.isfinite(v):
+                ax.axvline(v, color="k", ls="--", label="observed")
+    ax.set_xlabel("y")
+    ax.set_title(f"row {int(i)}: {one.family.name}")
+    return ax
