@@ -1,18 +1,21 @@
-"""Tests of the command-line interface (the offline demo)."""
+"""Tests of the command-line interface."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from distboost.cli import _marginal_table, main
 
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+
 
 def test_marginal_table_ranks_families_and_explains_skips():
-    import numpy as np
-
     y = np.random.default_rng(0).gamma(3.0, 2.0, size=2000)
     table = _marginal_table(y)
     assert table.iloc[0]["family"] == "gamma"
@@ -20,21 +23,71 @@ def test_marginal_table_ranks_families_and_explains_skips():
     assert np.isnan(beta["mean_loglik"]) and "outside the support" in beta["note"]
 
 
-def test_demo_runs_offline(capsys):
-    assert main(["demo", "--families", "normal,gamma"]) == 0
+def test_demo_writes_figures_and_report(tmp_path, capsys):
+    families = "normal,gamma,lognormal,weibull"
+    assert main(["demo", "--out", str(tmp_path), "--families", families]) == 0
     out = capsys.readouterr().out
-    assert "Marginal maximum-likelihood fit" in out
-    assert "test_nll" in out and "coverage_90" in out and "test_crps" in out
+    assert "Best family by cross-validated NLL" in out and "coverage_90" in out
+    for name in ["intervals.png", "pit.png", "calibration.png", "comparison.png"]:
+        assert (tmp_path / name).stat().st_size > 10_000
+    report = (tmp_path / "report.md").read_text()
+    assert "## Family comparison" in report and "| gamma |" in report
+
+
+@pytest.fixture
+def csv(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 300
+    df = pd.DataFrame({"x": rng.normal(size=n), "g": rng.choice(["a", "b"], size=n)})
+    df["y"] = np.exp(df["x"] + (df["g"] == "a") + 0.3 * rng.normal(size=n))
+    path = tmp_path / "data.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+def test_fit_then_predict(csv, tmp_path, capsys):
+    model = tmp_path / "m.json"
+    assert main(["fit", str(csv), "--target", "y", "--family", "lognormal", "--out",
+                 str(model)]) == 0
+    preds = tmp_path / "p.csv"
+    assert main(["predict", str(model), str(csv), "--quantiles", "0.1,0.9", "--out",
+                 str(preds)]) == 0
+    out = pd.read_csv(preds)
+    assert list(out.columns) == ["loc", "scale", "mean", "q0.1", "q0.9"]
+    assert len(out) == 300 and (out["q0.1"] < out["q0.9"]).all()
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is not beside the checkout")
+def test_fit_survival_with_event_column(tmp_path, capsys):
+    model = tmp_path / "m.json"
+    assert main(["fit", str(SHARED / "survival" / "veterans.csv"), "--target", "time",
+                 "--event", "event", "--family", "weibull", "--out", str(model)]) == 0
+    assert "censored_weibull" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["fit", "missing.csv", "--target", "y", "--out", "m.json"], "No such file: missing.csv"),
+    (["fit", "{csv}", "--target", "nope", "--out", "m.json"], "Column 'nope' is not in the data"),
+    (["fit", "{csv}", "--target", "x", "--family", "gamma", "--out", "m.json"],
+     "outside the support"),
+    (["predict", "nomodel.json", "{csv}"], "No such file: nomodel.json"),
+], ids=["missing-file", "missing-column", "target-unfit", "missing-model"])
+def test_user_errors_print_one_line_and_exit_2(argv, message, csv, capsys, tmp_path,
+                                                monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    argv = [a.replace("{csv}", str(csv)) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+
+
+def test_compare(csv, capsys):
+    assert main(["compare", str(csv), "--target", "y", "--cv", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "lognormal" in out and "nll_mean" in out
 
 
 def test_module_entry_point_reports_usage_errors():
     res = subprocess.run([sys.executable, "-m", "distboost", "nonesuch"], capture_output=True,
                          text=True)
     assert res.returncode != 0 and "invalid choice" in res.stderr
-
-
-@pytest.mark.parametrize("argv", [["--help"]])
-def test_help(argv, capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    assert exc.value.code == 0 and "demo" in capsys.readouterr().out
