@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench docs clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -15,15 +15,20 @@ $(PY):
 # then the package with its dev extra.
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install --quiet "torch==2.13.0" || echo "torch 2.13.0 CPU build not served here; the package's torch>=2.1 requirement will be used"
-	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet -e ".[dev,docs]"
 	touch $(STAMP)
 
 demo: $(STAMP)
 	$(PY) -m distboost demo
 
 test: $(STAMP)
-	$(PY) -m ruff check distboost tests benchmarks examples
+	$(PY) -m ruff check distboost tests benchmarks examples docs
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir site
 	$(PY) -m pytest -q
+
+docs: $(STAMP)
+	$(PY) docs/make_gallery.py
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 lint: $(STAMP)
 	$(PY) -m ruff check distboost tests benchmarks examples

@@ -51,7 +51,10 @@ def intervals(dist, x=None, y=None, levels=(0.5, 0.9), ax=None, color="C0", fan=
     for i, level in enumerate(sorted(levels, reverse=True)):
         lo, hi = dist.interval(level)[order].T
         alpha = 0.15 + 0.5 * (i + 1) / (len(levels) + 1)
-        ax.fill_between(xs, lo, hi, color=color, alpha=alpha, lw=0, label=f"{level:.0%} interval")
+        label = f"{level:.0%} interval"
+        if fan:
+            label = "central 10%, 20%, ..., 90% intervals" if i == 0 else None
+        ax.fill_between(xs, lo, hi, color=color, alpha=alpha, lw=0, label=label)
     ax.plot(xs, dist.median[order], color=color, lw=1.5, label="median")
     if y is not None:
         ax.scatter(xs, np.asarray(y, dtype=float)[order], s=8, color="k", alpha=0.6,

@@ -31,3 +31,18 @@ def test_survival(tmp_path):
     for scores in res.values():
         assert 0.6 < scores["c_index"] < 0.8  # better than chance on real data
         assert scores["censored_nll"] < 4.5
+
+
+def test_compare_families(tmp_path):
+    table = _load("compare_families").main(["--out", str(tmp_path)])
+    assert (tmp_path / "compare_families.png").stat().st_size > 5_000
+    assert table["nll_mean"].notna().sum() >= 4
+
+
+def test_calibration(tmp_path):
+    res = _load("calibration").main(["--out", str(tmp_path)])
+    assert (tmp_path / "calibration_diagnostics.png").stat().st_size > 10_000
+    good, bad = res["boosted scale"], res["scale / 3 (overconfident)"]
+    assert abs(good["coverage_90"] - 0.9) < 0.04 and bad["coverage_90"] < 0.6
+    assert good["calibration_error"] < bad["calibration_error"]
+    assert good["crps"] < bad["crps"]
