@@ -82,7 +82,7 @@ def crps_studentt(y, df, loc, scale):
         out = scale * (z * (2.0 * sc.stdtr(df, z) - 1.0)
                        + 2.0 * st.t.pdf(z, df) * (df + z * z) / (df - 1.0)
                        - 2.0 * np.exp(log_ratio))
-    return np.where(df > 1.0, out, np.nan)
+    return np.where(df > 1.0, out, np.inf)  # the CRPS of a law without a mean is infinite
 
 
 def crps_exponential(y, rate):

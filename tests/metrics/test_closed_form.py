@@ -110,5 +110,5 @@ def test_standard_normal_at_zero():
     assert expected == pytest.approx(0.233695, abs=1e-6)
 
 
-def test_studentt_needs_df_above_one():
-    assert np.isnan(db.metrics.crps_studentt(0.0, 0.9, 0.0, 1.0))
+def test_studentt_without_a_mean_has_infinite_crps():
+    assert db.metrics.crps_studentt(0.0, 0.9, 0.0, 1.0) == np.inf
