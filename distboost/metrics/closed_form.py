@@ -73,7 +73,8 @@ def crps_logistic(y, loc, scale):
 def crps_studentt(y, df, loc, scale):
     """CRPS of Student's t with ``df > 1`` (Jordan, Krueger & Lerch 2019, app. A):
     ``s [z (2 F(z) - 1) + 2 f(z) (df + z^2)/(df - 1)
-    - 2 sqrt(df) B(1/2, df - 1/2) / ((df - 1) B(1/2, df/2)^2)]``; NaN for ``df <= 1``."""
+    - 2 sqrt(df) B(1/2, df - 1/2) / ((df - 1) B(1/2, df/2)^2)]``; inf for ``df <= 1``
+    (no mean)."""
     y, df, loc, scale = _f(y, df, loc, scale)
     with np.errstate(invalid="ignore", divide="ignore"):
         z = (y - loc) / scale
