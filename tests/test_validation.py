@@ -14,7 +14,7 @@ from distboost._validation import (
 
 
 class _Est(BaseEstimator):
-    pass
+    """A bare estimator to receive n_features_in_ and feature_names_in_."""
 
 
 @pytest.mark.parametrize(

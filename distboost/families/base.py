@@ -285,8 +285,13 @@ class Family:
         return numerical_mle(self, y, w, self.start_values(y, w))
 
     def start_values(self, y: np.ndarray, w: np.ndarray) -> dict[str, float]:
-        """Moment-based starting point for the numerical MLE (natural scale)."""
-        raise NotImplementedError(f"Family {self.name!r} defines no start values.")
+        """Starting point for the numerical MLE (natural scale).
+
+        The built-in families override this with moment estimates; the default, for a
+        user-defined family, starts every parameter at raw score 0 (e.g. loc 0, scale 1).
+        """
+        zero = torch.zeros((1, self.n_params), dtype=torch.float64)
+        return {p: float(v[0]) for p, v in self.params_from_raw(zero).items()}
 
     #: Relative floor of a ``scale`` parameter: ``SCALE_FLOOR * mean |y|`` (see
     #: :meth:`param_floors`).

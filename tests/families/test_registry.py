@@ -75,3 +75,17 @@ def test_register_a_user_family_as_decorator():
 def test_register_with_a_name_and_factory():
     register("test_normal_alias", lambda links=None: db.families.get("normal", links=links))
     assert db.families.get("test_normal_alias").name == "normal"
+
+
+def test_user_family_without_start_values_uses_the_default_start():
+    @register
+    class PlainGumbel(Family):
+        name = "test_plain_gumbel"
+        torch_class = D.Gumbel
+        param_names = ("loc", "scale")
+        support = REAL
+
+    y = np.random.default_rng(1).gumbel(3.0, 0.5, size=5000)
+    fit = db.families.get("test_plain_gumbel").init(y)
+    assert fit["loc"] == pytest.approx(3.0, abs=0.05)
+    assert fit["scale"] == pytest.approx(0.5, rel=0.05)
