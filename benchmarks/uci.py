@@ -153,7 +153,9 @@ def main(argv=None) -> pd.DataFrame:
                 t0 = time.perf_counter()
                 try:
                     res = METHODS[method](*data)
-                except ImportError:
+                except ImportError as err:
+                    if split == 0:
+                        print(f"{method}: not available ({err}); skipped", flush=True)
                     continue
                 except Exception as err:  # one failing peer must not stop the race
                     print(f"{name} split {split} {method}: failed ({err})", flush=True)
