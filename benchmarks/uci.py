@@ -107,7 +107,7 @@ def run_catboost(X_tr, y_tr, X_val, y_val, X_te, y_te, seed):
 
     model = CatBoostRegressor(loss_function="RMSEWithUncertainty", iterations=2000,
                               learning_rate=0.05, random_seed=seed, verbose=False,
-                              thread_count=2)
+                              thread_count=2, allow_writing_files=False)
     model.fit(X_tr, y_tr, eval_set=(X_val, y_val), early_stopping_rounds=50)
     pred = model.predict(X_te)  # columns: mean and variance (data uncertainty)
     return normal_scores(pred[:, 0], np.sqrt(pred[:, 1]), y_te)

@@ -76,8 +76,8 @@ class Predictive:
     >>> import distboost as db
     >>> d = db.Predictive.from_params("normal", loc=[0.0, 1.0], scale=[1.0, 2.0])
     >>> d.quantile([0.5, 0.975]).round(3)
-    array([[0.   , 1.96 ],
-           [1.   , 4.92 ]])
+    array([[0.  , 1.96],
+           [1.  , 4.92]])
     >>> d.interval(0.9).shape, d.sample(5, random_state=0).shape
     ((2, 2), (5, 2))
     """
@@ -215,12 +215,9 @@ class Predictive:
             )
         nan = np.isnan(arr)
         if nan.any():
-            rows = int(nan.any(axis=1).sum()) if arr.ndim == 2 else int(nan.sum())
-            total = 1 if arr.ndim == 0 else arr.shape[0]
-            raise ValueError(
-                f"{name} has {rows} of {total} rows with NaN values; use -inf or inf for an "
-                "unbounded end."
-            )
+            what = (f"has {int(nan.any(axis=-1).sum()) if arr.ndim == 2 else int(nan.sum())} "
+                    f"of {arr.shape[0]} rows with NaN values" if arr.ndim else "is NaN")
+            raise ValueError(f"{name} {what}; use -inf or inf for an unbounded end.")
         if arr.ndim == 2:
             return torch.from_numpy(np.broadcast_to(arr, (n, arr.shape[1])).T.copy()), True
         return torch.from_numpy(np.broadcast_to(arr, (n,)).copy()), False

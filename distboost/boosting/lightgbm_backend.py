@@ -14,7 +14,13 @@ import numpy as np
 __all__ = ["LightGBMBackend", "LightGBMModel"]
 
 
-def _lgb_params(params, k: int) -> dict:
+#: Below this many rows LightGBM runs on one thread unless ``n_jobs`` says otherwise: its
+#: OpenMP threads cost more than they save on small data, and spin-waiting threads slow
+#: everything down many-fold when other processes share the cores.
+SINGLE_THREAD_ROWS = 10_000
+
+
+def _lgb_params(params, k: int, n: int) -> dict:
     out = {
         "objective": "none",
         "learning_rate": params.learning_rate,
@@ -36,6 +42,8 @@ def _lgb_params(params, k: int) -> dict:
     }
     if params.n_jobs is not None:
         out["num_threads"] = int(params.n_jobs)
+    elif n < SINGLE_THREAD_ROWS:
+        out["num_threads"] = 1
     if k > 1:
         out["num_class"] = k
     return out
@@ -62,7 +70,8 @@ class LightGBMBackend:
             X, label=np.zeros(self.n), init_score=_init_score(init_raw, self.n),
             params=dataset_params, categorical_feature=cat, free_raw_data=True,
         )
-        self.booster = lgb.Booster(params=_lgb_params(params, self.k), train_set=self.train)
+        self.booster = lgb.Booster(params=_lgb_params(params, self.k, self.n),
+                                   train_set=self.train)
         self._valid_preds = None
         if X_val is not None:
             n_val = X_val.shape[0]
