@@ -208,38 +208,11 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         sample_weight = check_sample_weight(sample_weight, n)
         eval_set = check_eval_set(eval_set)
 
-        X_val = y_val = w_val = None
-        if eval_set is not None:
-            X_val = check_X(self, eval_set[0], reset=False)
-            y_val = self._check_y(family, eval_set[1], name="y of eval_set")
-            check_consistent_rows(X_val=X_val, y_val=y_val)
-        elif self._use_early_stopping(n):
-            stratify = None
-            idx_train, idx_val = train_test_split(
-                np.arange(n), test_size=self.validation_fraction,
-                random_state=self._seed(), stratify=stratify,
-            )
-            X_val, y_val = _take(X, idx_val), y[idx_val]
-            w_val = None if sample_weight is None else sample_weight[idx_val]
-            X, y = _take(X, idx_train), y[idx_train]
-            sample_weight = None if sample_weight is None else sample_weight[idx_train]
-
+        X, y, sample_weight, X_val, y_val, w_val = _validation_rows(
+            self, family, X, y, sample_weight, eval_set
+        )
         init_params = family.init(y, sample_weight)
-        floors = family.param_floors(y)
-        floored = [p for p, v in floors.items() if init_params[p] < v]
-        for p in floored:
-            warnings.warn(
-                f"The target is constant or nearly so: the marginal {p!r} of family "
-                f"{family.name!r} is {init_params[p]:.3g}, floored at {floors[p]:.3g} "
-                f"(1e-6 x mean |y|) so that the likelihood stays finite.",
-                UserWarning, stacklevel=2,
-            )
-            init_params[p] = floors[p]
-        init_raw = np.asarray(family.raw_from_params(init_params), dtype=np.float64)
-        raw_floor = np.full(family.n_params, -np.inf)
-        for k, p in enumerate(family.param_names):
-            if p in floors:
-                raw_floor[k] = float(family.links[p].inverse(np.asarray(floors[p])))
+        init_params, init_raw, raw_floor = _floored_start(family, init_params, y)
         self.raw_floor_ = raw_floor
         floor_t = torch.as_tensor(raw_floor)
 
@@ -414,3 +387,72 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
 
 def _take(X, idx):
     return X.iloc[idx] if isinstance(X, pd.DataFrame) else X[idx]
+
+
+def _validation_rows(estimator, family, X, y, sample_weight, eval_set):
+    """The training rows and the validation rows of a fit (shared by the estimators).
+
+    The ``eval_set`` when given (validated against ``fit``'s X); otherwise, when
+    ``estimator._use_early_stopping(n)``, a seeded split holding out ``validation_fraction``
+    of the rows; otherwise no validation rows.
+
+    Returns
+    -------
+    X, y, sample_weight, X_val, y_val, w_val
+        The validation entries are None when there are no validation rows.
+    """
+    X_val = y_val = w_val = None
+    n = check_consistent_rows(X=X, y=y)
+    if eval_set is not None:
+        X_val = check_X(estimator, eval_set[0], reset=False)
+        y_val = estimator._check_y(family, eval_set[1], name="y of eval_set")
+        check_consistent_rows(X_val=X_val, y_val=y_val)
+    elif estimator._use_early_stopping(n):
+        idx_train, idx_val = train_test_split(
+            np.arange(n), test_size=estimator.validation_fraction,
+            random_state=estimator._seed(),
+        )
+        X_val, y_val = _take(X, idx_val), y[idx_val]
+        w_val = None if sample_weight is None else sample_weight[idx_val]
+        X, y = _take(X, idx_train), y[idx_train]
+        sample_weight = None if sample_weight is None else sample_weight[idx_train]
+    return X, y, sample_weight, X_val, y_val, w_val
+
+
+def _floored_start(family, init_params, y, what: str = "The target is constant or nearly so"):
+    """Raise start values below the family's floors (with a warning) and map them to raw.
+
+    Parameters
+    ----------
+    family : Family
+    init_params : dict of str to float
+        Natural-scale start values (e.g. the weighted marginal MLE).
+    y : ndarray of shape (n,)
+        The target the floors are relative to (``Family.param_floors``).
+    what : str
+        Start of the warning, saying why a parameter is so small.
+
+    Returns
+    -------
+    init_params : dict of str to float
+    init_raw : ndarray of shape (K,)
+    raw_floor : ndarray of shape (K,)
+        Lower bound of each raw score (``-inf`` for parameters without a floor).
+    """
+    init_params = dict(init_params)
+    floors = family.param_floors(y)
+    floored = [p for p, v in floors.items() if init_params[p] < v]
+    for p in floored:
+        warnings.warn(
+            f"{what}: the marginal {p!r} of family "
+            f"{family.name!r} is {init_params[p]:.3g}, floored at {floors[p]:.3g} "
+            f"(1e-6 x mean |y|) so that the likelihood stays finite.",
+            UserWarning, stacklevel=3,
+        )
+        init_params[p] = floors[p]
+    init_raw = np.asarray(family.raw_from_params(init_params), dtype=np.float64)
+    raw_floor = np.full(family.n_params, -np.inf)
+    for k, p in enumerate(family.param_names):
+        if p in floors:
+            raw_floor[k] = float(family.links[p].inverse(np.asarray(floors[p])))
+    return init_params, init_raw, raw_floor
