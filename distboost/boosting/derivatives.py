@@ -12,7 +12,9 @@ a weighted least-squares fit) turns into leaf values ``-sum(grad) / (sum(hess) +
 ``newton``
     ``hess`` = diagonal of the Hessian (Chen & Guestrin 2016, eq. 5), guarded: entries below
     ``NEWTON_FLOOR`` times the column's mean absolute curvature are raised to that floor, so
-    that a non-convex region gives a short gradient step instead of a wild or reversed one.
+    that a non-convex region gives a short gradient step instead of a wild or reversed one;
+    a column with no curvature at all (a piecewise-linear loss such as the absolute or
+    pinball loss) gets ``hess = 1``, the gradient step.
 ``fisher``
     ``hess`` = diagonal of the expected Fisher information, positive by construction.
 ``natural``
@@ -20,6 +22,12 @@ a weighted least-squares fit) turns into leaf values ``-sum(grad) / (sum(hess) +
     ``hess = 1``: the natural gradient of NGBoost (Duan et al. 2020, Alg. 1), damped in the
     Levenberg-Marquardt way (``lambda = NATURAL_RIDGE = 0.1``) so that a nearly singular
     Monte Carlo Fisher estimate cannot blow the step up.
+
+Optionally (``clip_gradients=(lo, hi)``), each column of the per-row gradient of the loss is
+first clipped to its own ``lo`` and ``hi`` quantiles over the rows, every round, before the
+step rule uses it: a few rows with huge gradients (outliers, or a product of raw scores
+and data as in a varying-coefficient model) then cannot dominate a round.  Curvatures are
+not clipped.
 
 Every pair is then multiplied by the sample weights and each column is rescaled so that its
 mean curvature is one; leaf values ``-G / H`` are unchanged by that rescaling, and LightGBM's
@@ -33,7 +41,8 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-__all__ = ["STEP_RULES", "NEWTON_FLOOR", "NATURAL_RIDGE", "StepComputer"]
+__all__ = ["STEP_RULES", "NEWTON_FLOOR", "NATURAL_RIDGE", "StepComputer",
+           "check_clip_gradients"]
 
 STEP_RULES = ("gradient", "newton", "fisher", "natural")
 #: Newton curvature floor, relative to the column's mean absolute curvature.
@@ -44,6 +53,36 @@ NATURAL_RIDGE = 0.1
 
 class NonFiniteLoss(FloatingPointError):
     """Raised when the loss or its derivatives are not finite in a round."""
+
+
+def check_clip_gradients(clip_gradients) -> tuple[float, float] | None:
+    """Validate ``clip_gradients``: None or a pair of quantile levels ``0 <= lo < hi <= 1``.
+
+    Returns
+    -------
+    tuple of two floats, or None
+    """
+    if clip_gradients is None:
+        return None
+    try:
+        lo, hi = (float(q) for q in clip_gradients)
+    except (TypeError, ValueError) as err:
+        raise ValueError(
+            f"clip_gradients must be None or a pair of quantile levels (lo, hi), "
+            f"got {clip_gradients!r}."
+        ) from err
+    if not (0.0 <= lo < hi <= 1.0):
+        raise ValueError(
+            f"clip_gradients={clip_gradients!r} must satisfy 0 <= lo < hi <= 1 "
+            "(e.g. (0.05, 0.95))."
+        )
+    return lo, hi
+
+
+def _clip_columns(g: torch.Tensor, levels: tuple[float, float]) -> torch.Tensor:
+    """Clip each column of ``g`` (n, K) to its own ``levels`` quantiles over the rows."""
+    q = np.quantile(g.numpy(), levels, axis=0)  # (2, K), numpy's linear interpolation
+    return torch.clamp(g, min=torch.from_numpy(q[0]), max=torch.from_numpy(q[1]))
 
 
 class StepComputer:
@@ -60,10 +99,14 @@ class StepComputer:
     fisher : callable, optional
         ``fisher(raw, data) -> Tensor[n, K, K]``; needed by ``fisher`` and ``natural``.
     sample_weight : ndarray of shape (n,), optional
+    clip_gradients : tuple (lo, hi), optional
+        Clip each column of the loss gradient to its ``lo`` and ``hi`` quantiles over the
+        rows, every round (see the module docstring).
     """
 
     def __init__(self, loss: Callable, data: dict, step: str, fisher: Callable | None = None,
-                 sample_weight: np.ndarray | None = None):
+                 sample_weight: np.ndarray | None = None,
+                 clip_gradients: tuple[float, float] | None = None):
         if step not in STEP_RULES:
             raise ValueError(f"Unknown step rule {step!r}; choose one of {list(STEP_RULES)}.")
         if step in ("fisher", "natural") and fisher is None:
@@ -75,6 +118,7 @@ class StepComputer:
         self.data = data
         self.step = step
         self.fisher = fisher
+        self.clip = check_clip_gradients(clip_gradients)
         self._w = None
         if sample_weight is not None:
             self._w = torch.as_tensor(np.asarray(sample_weight, dtype=np.float64))
@@ -135,15 +179,20 @@ class StepComputer:
         (g,) = torch.autograd.grad(total, raw_t, create_graph=need_hessian)
         k = raw_t.shape[1]
         if self.step == "gradient":
-            return g, torch.ones_like(g)
+            return self._clipped(g), torch.ones_like(g)
         if self.step == "newton":
             cols = [
                 torch.autograd.grad(g[:, j].sum(), raw_t, retain_graph=j < k - 1)[0][:, j]
                 for j in range(k)
             ]
             hess = torch.stack(cols, dim=1).detach()
-            scale = hess.abs().mean(dim=0, keepdim=True).clamp_min(1e-300)
-            return g.detach(), torch.maximum(hess, NEWTON_FLOOR * scale)
+            curvature = hess.abs().mean(dim=0, keepdim=True)
+            guarded = torch.maximum(hess, NEWTON_FLOOR * curvature.clamp_min(1e-300))
+            flat = curvature == 0  # piecewise-linear loss: the gradient step
+            if bool(flat.any()):
+                guarded = torch.where(flat, torch.ones_like(hess), guarded)
+            return self._clipped(g.detach()), guarded
+        g = self._clipped(g)
         with torch.no_grad():
             fisher = self.fisher(raw_t.detach(), self.data)
         diagonal = fisher.dim() == 2
@@ -157,3 +206,9 @@ class StepComputer:
         diag = torch.diagonal(fisher, dim1=1, dim2=2).clamp_min(1e-300)
         nat = torch.linalg.solve(fisher + torch.diag_embed(NATURAL_RIDGE * diag), g[..., None])
         return nat[..., 0], torch.ones_like(g)
+
+    def _clipped(self, g: torch.Tensor) -> torch.Tensor:
+        """The gradient, each column clipped to its quantiles when ``clip_gradients`` is set."""
+        if self.clip is None:
+            return g
+        return _clip_columns(g, self.clip)

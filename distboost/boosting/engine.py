@@ -6,6 +6,10 @@ returns a :class:`FittedEnsemble` whose ``predict_raw(X)`` gives the raw scores 
 The engine knows nothing about distributions: families, varying-coefficient models or any
 other torch objective plug in through ``loss`` (and ``fisher`` for Fisher-based steps).
 
+Between rounds an optional ``callback(round, raw)`` sees the training raw scores after the
+round's trees; it may update parameters of the user's own (a torch optimiser step on a
+network whose output the loss reads from ``data``) and stop training by returning True.
+
 Tree growing is delegated to a backend: LightGBM histogram trees (one booster with
 ``num_class=K`` and a callable objective, so all ``K`` trees of a round share the binned
 data; the same objective is what ``lightgbm.dask`` accepts), or any scikit-learn regressor.
@@ -29,7 +33,13 @@ __all__ = ["EngineParams", "fit_boosting", "FittedEnsemble", "STEP_RULES"]
 
 @dataclass
 class EngineParams:
-    """Options of the boosting engine (see :class:`~distboost.DistributionalRegressor`)."""
+    """Options of the boosting engine (see :class:`~distboost.DistributionalRegressor`).
+
+    ``early_stopping_rounds=None`` records the validation loss without stopping (every round
+    is kept).  ``clip_gradients=(lo, hi)`` clips each column of the loss gradient to its
+    ``lo`` and ``hi`` quantiles over the rows every round (see
+    :mod:`distboost.boosting.derivatives`); None (default) leaves gradients as they are.
+    """
 
     n_estimators: int = 1000
     learning_rate: float = 0.05
@@ -41,17 +51,18 @@ class EngineParams:
     colsample: float = 1.0
     reg_lambda: float = 0.0
     max_bin: int = 255
-    early_stopping_rounds: int = 50
+    early_stopping_rounds: int | None = 50
     random_state: int | None = None
     n_jobs: int | None = None
     verbose: int = 0
     base_learner: object | None = None
     categorical_features: list | str = "auto"
+    clip_gradients: tuple[float, float] | None = None
 
 
 class _EarlyStopper:
-    def __init__(self, patience: int):
-        self.patience = patience
+    def __init__(self, patience: int | None):
+        self.patience = math.inf if patience is None else patience
         self.best = math.inf
         self.best_round = 0
 
@@ -82,6 +93,7 @@ def fit_boosting(
     data_val: dict | None = None,
     sample_weight_val=None,
     fisher: Callable | None = None,
+    callback: Callable | None = None,
 ) -> FittedEnsemble:
     """Grow one ensemble per raw output against ``loss``.
 
@@ -100,13 +112,22 @@ def fit_boosting(
         Validation rows for early stopping.
     fisher : callable, optional
         ``fisher(raw, data) -> Tensor[n, K, K]``, for ``step`` "fisher" and "natural".
+    callback : callable, optional
+        ``callback(round, raw) -> bool | None``, called after each round's trees are added
+        with the 1-based round number and the training raw scores, ndarray of shape (n, K)
+        (``init_raw`` included; a copy, equal to ``predict_raw(X, num_iteration=round)``).
+        It may update torch parameters of its own and mutate the tensors in ``data`` and
+        ``data_val`` in place: the next round's derivatives and this round's validation loss
+        (computed after the callback) see the change.  Returning True stops training
+        (``stopped_reason`` "callback").
 
     Returns
     -------
     FittedEnsemble
     """
     init_raw = np.asarray(init_raw, dtype=np.float64).reshape(-1)
-    step = StepComputer(loss, data, params.step, fisher, sample_weight)
+    step = StepComputer(loss, data, params.step, fisher, sample_weight,
+                        clip_gradients=params.clip_gradients)
     has_val = X_val is not None
     if params.base_learner is None:
         from .lightgbm_backend import LightGBMBackend as Backend
@@ -132,6 +153,7 @@ def fit_boosting(
             break
         rounds = it
         evals["train"]["loss"].append(step.last_loss)  # loss before this round's trees
+        halt = callback is not None and bool(callback(it, backend.train_raw()))
         if has_val:
             val = _loss_value(loss, backend.valid_raw(), data_val, sample_weight_val)
             if not np.isfinite(val):
@@ -144,12 +166,15 @@ def fit_boosting(
             if stopper.update(val, it):
                 stopped = "early_stopping"
                 break
+        if halt:
+            stopped = "callback"
+            break
         if params.verbose and (it % params.verbose == 0 or it == 1):
             msg = f"[{it:>5}] train loss {step.last_loss:.5f}"
             if has_val:
                 msg += f"  valid loss {evals['valid']['loss'][-1]:.5f}"
             print(msg + f"  ({time.perf_counter() - t0:.1f} s)", flush=True)
-    if has_val and stopper.best_round > 0:
+    if has_val and stopper.best_round > 0 and params.early_stopping_rounds is not None:
         best = stopper.best_round
     else:
         best = rounds
@@ -172,7 +197,7 @@ class FittedEnsemble:
         ``{"train": {"loss": [...]}, "valid": {"loss": [...]}}``: the weighted mean loss per
         round (train: before the round's trees are added; valid: after).
     stopped_reason : str
-        "n_estimators", "early_stopping" or "non_finite_loss".
+        "n_estimators", "early_stopping", "non_finite_loss" or "callback".
     """
 
     def __init__(self, model, init_raw, best_iteration, n_iter, evals, stopped_reason):

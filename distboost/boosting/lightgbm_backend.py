@@ -4,6 +4,11 @@ All ``K`` trees of a round are grown by LightGBM from the ``(grad, hess)`` pair 
 rule (its public ``Booster.update(fobj=...)``); the data are binned once, and LightGBM keeps
 the training and validation raw scores up to date itself (``init_score`` holds the start
 values).  Text models (``model_to_string``) make saving safe: no pickle.
+
+The training raw scores after a round (for the engine's ``callback``) are kept on our side,
+only when asked for: the previous ones plus the new trees' raw predictions
+(``Booster.predict(start_iteration=...)``, public API), which is exactly what LightGBM adds
+to its own scores.
 """
 
 from __future__ import annotations
@@ -63,6 +68,8 @@ class LightGBMBackend:
     def __init__(self, params, init_raw: np.ndarray, X, sample_weight, X_val):
         self.k = init_raw.size
         self.n = X.shape[0]
+        self._X, self._init_raw = X, init_raw
+        self._raw, self._raw_iter = None, 0  # training raw scores, kept once asked for
         cat = params.categorical_features
         dataset_params = {"max_bin": params.max_bin, "verbosity": -1,
                           "feature_pre_filter": False}
@@ -95,6 +102,22 @@ class LightGBMBackend:
 
         self.booster.update(fobj=fobj)
 
+    def train_raw(self) -> np.ndarray:
+        """Current raw scores of the training rows (init included), shape (n, K), a copy.
+
+        Adds the trees grown since the last call to the scores kept from it: one tree per
+        parameter and round, so a call per round costs one prediction of ``K`` trees.
+        """
+        if self._raw is None:
+            self._raw = np.tile(self._init_raw, (self.n, 1))
+        done = self.booster.current_iteration()
+        if done > self._raw_iter:
+            new = self.booster.predict(self._X, raw_score=True, start_iteration=self._raw_iter,
+                                       num_iteration=done - self._raw_iter)
+            self._raw += np.reshape(new, (self.n, self.k))
+            self._raw_iter = done
+        return self._raw.copy()
+
     def valid_raw(self) -> np.ndarray:
         """Current raw scores of the validation rows (init included), shape (n_val, K)."""
         captured = {}
@@ -107,6 +130,7 @@ class LightGBMBackend:
         return np.reshape(captured["raw"], (-1, self.k))
 
     def finish(self) -> LightGBMModel:
+        self._X = self._raw = None
         self.booster.free_dataset()
         return LightGBMModel(self.booster, self.k)
 

@@ -61,6 +61,10 @@ class SklearnBackend:
             trees.append((est, cols))
         self.rounds.append(trees)
 
+    def train_raw(self) -> np.ndarray:
+        """Current raw scores of the training rows (init included), shape (n, K), a copy."""
+        return self.raw.copy()
+
     def valid_raw(self) -> np.ndarray:
         return self.raw_val
 

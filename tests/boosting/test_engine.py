@@ -241,3 +241,164 @@ def test_unknown_step_and_missing_fisher_raise():
         fit(X, y, step="adam")
     with pytest.raises(ValueError, match="needs the expected Fisher information"):
         fit(X, y, step="fisher", fisher=None)
+
+
+# ---------------------------------------------------------------- callback and clipping
+def squared_loss(raw, data):
+    return 0.5 * (data["y"] - raw[:, 0]) ** 2
+
+
+@pytest.mark.parametrize("backend", ["lightgbm", "sklearn"])
+def test_callback_sees_the_training_raw_scores_after_each_round(backend):
+    X, y = sine(500, 10)
+    seen = []
+    base = None if backend == "lightgbm" else DecisionTreeRegressor(max_depth=3)
+    init = np.array([y.mean(), np.log(y.std())])
+    fe = fit_boosting(
+        gaussian_loss, init, X, {"y": torch.as_tensor(y)},
+        params=EngineParams(n_estimators=15, learning_rate=0.1, subsample=0.7, random_state=0,
+                            base_learner=base),
+        fisher=gaussian_fisher, callback=lambda it, raw: seen.append((it, raw)),
+    )
+    assert [it for it, _ in seen] == list(range(1, 16))
+    assert all(raw.shape == (500, 2) for _, raw in seen)
+    for it, raw in seen:  # out-of-bag rows included
+        np.testing.assert_allclose(raw, fe.predict_raw(X, num_iteration=it), rtol=0, atol=1e-12)
+    assert not np.allclose(seen[0][1], seen[-1][1])
+
+
+def test_callback_raw_is_what_lightgbm_hands_to_the_next_round():
+    X, y = sine(400, 11)
+    at_loss, at_callback = [], []
+
+    def loss(raw, data):
+        if raw.requires_grad:  # the derivative pass of a round, at LightGBM's own scores
+            at_loss.append(raw.detach().numpy().copy())
+        return gaussian_loss(raw, data)
+
+    init = np.array([y.mean(), np.log(y.std())])
+    fit_boosting(loss, init, X, {"y": torch.as_tensor(y)},
+                 params=EngineParams(n_estimators=10, learning_rate=0.1, subsample=0.5,
+                                     random_state=0),
+                 fisher=gaussian_fisher, callback=lambda it, raw: at_callback.append(raw))
+    assert len(at_loss) == len(at_callback) == 10
+    for after_round, next_round in zip(at_callback[:-1], at_loss[1:], strict=True):
+        np.testing.assert_allclose(after_round, next_round, rtol=0, atol=1e-12)
+
+
+def test_callback_returning_true_stops_training():
+    X, y = sine(300, 12)
+    seen = {}
+
+    def callback(it, raw):
+        seen[it] = raw
+        return it >= 7
+
+    init = np.array([y.mean(), np.log(y.std())])
+    fe = fit_boosting(gaussian_loss, init, X, {"y": torch.as_tensor(y)},
+                      params=EngineParams(n_estimators=100, learning_rate=0.1),
+                      fisher=gaussian_fisher, callback=callback)
+    assert fe.stopped_reason == "callback"
+    assert fe.n_iter_ == fe.best_iteration_ == 7 and sorted(seen) == list(range(1, 8))
+    assert len(fe.evals_result_["train"]["loss"]) == 7
+    np.testing.assert_allclose(fe.predict_raw(X), seen[7], rtol=0, atol=1e-12)
+
+
+def test_callback_may_mutate_data_in_place():
+    """An offset the loss reads from ``data`` is changed by the callback after round 5: the
+    later trees compensate it, on training and validation data alike."""
+    rng = np.random.default_rng(13)
+    X = rng.normal(size=(600, 2))
+    y = X[:, 0] + 0.1 * rng.normal(size=600)
+    data = {"y": torch.as_tensor(y[:400]), "shift": torch.zeros(400, dtype=torch.float64)}
+    data_val = {"y": torch.as_tensor(y[400:]), "shift": torch.zeros(200, dtype=torch.float64)}
+
+    def loss(raw, d):
+        return 0.5 * (d["y"] - raw[:, 0] - d["shift"]) ** 2
+
+    def callback(it, raw):
+        if it == 5:
+            data["shift"].fill_(2.0)
+            data_val["shift"].fill_(2.0)
+
+    fe = fit_boosting(loss, [0.0], X[:400], data,
+                      params=EngineParams(n_estimators=150, learning_rate=0.2, step="newton",
+                                          early_stopping_rounds=None),
+                      X_val=X[400:], data_val=data_val, callback=callback)
+    pred = fe.predict_raw(X[400:])[:, 0]
+    assert fe.n_iter_ == fe.best_iteration_ == 150  # None: no early stopping, every round kept
+    np.testing.assert_allclose(pred.mean(), y[400:].mean() - 2.0, atol=0.1)
+    valid = fe.evals_result_["valid"]["loss"]
+    assert valid[4] > valid[3] + 0.5  # round 5's validation loss is taken after the shift
+    assert valid[-1] < 0.05
+
+
+def test_clip_gradients_clips_each_column_at_its_own_quantiles():
+    from distboost.boosting.derivatives import StepComputer
+
+    rng = np.random.default_rng(14)
+    Y = rng.standard_t(df=2, size=(200, 2)) * np.array([1.0, 50.0])
+    raw = np.zeros((200, 2))
+
+    def loss(r, d):
+        return 0.5 * ((d["Y"] - r) ** 2).sum(dim=1)
+
+    data = {"Y": torch.as_tensor(Y)}
+    g, h = StepComputer(loss, data, "gradient", clip_gradients=(0.1, 0.9))(raw)
+    expected = np.column_stack([
+        np.clip(-Y[:, j], np.quantile(-Y[:, j], 0.1), np.quantile(-Y[:, j], 0.9))
+        for j in range(2)
+    ])
+    np.testing.assert_allclose(g, expected, rtol=1e-12)
+    np.testing.assert_array_equal(h, 1.0)
+    assert (g[:, 1] == g[:, 1].max()).sum() >= 20  # the top 10% share the clipped value
+    # Newton: gradients clipped, curvatures untouched.
+    g_n, h_n = StepComputer(loss, data, "newton", clip_gradients=(0.1, 0.9))(raw)
+    _, h_plain = StepComputer(loss, data, "newton")(raw)
+    np.testing.assert_allclose(g_n, expected, rtol=1e-12)
+    np.testing.assert_array_equal(h_n, h_plain)
+
+
+def test_clip_gradients_limits_the_pull_of_an_outlier():
+    rng = np.random.default_rng(15)
+    X = rng.uniform(-3, 3, size=(1000, 1))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=1000)
+    y[np.argmin(np.abs(X[:, 0]))] = 1e4  # one giant outlier at x = 0
+    near = np.linspace(-0.2, 0.2, 41).reshape(-1, 1)
+
+    def run(clip):
+        fe = fit_boosting(squared_loss, [np.median(y)], X, {"y": torch.as_tensor(y)},
+                          params=EngineParams(n_estimators=100, learning_rate=0.1, step="newton",
+                                              num_leaves=8, min_child_samples=10,
+                                              clip_gradients=clip))
+        return np.abs(fe.predict_raw(near)[:, 0] - np.sin(near[:, 0])).max()
+
+    plain, clipped = run(None), run((0.05, 0.95))
+    assert plain > 5.0  # the outlier drags its leaf up
+    assert clipped < 0.3
+
+
+@pytest.mark.parametrize("bad", [(0.9, 0.1), (0.5,), (-0.1, 0.9), "low"])
+def test_clip_gradients_validation(bad):
+    X, y = sine(50, 16)
+    with pytest.raises(ValueError, match="clip_gradients"):
+        fit(X, y, clip_gradients=bad)
+
+
+def test_newton_on_a_loss_without_curvature_is_the_gradient_step():
+    """Absolute loss: zero second derivative everywhere, so newton falls back to hess = 1."""
+    X, y = sine(400, 17)
+
+    def absolute(raw, data):
+        return torch.abs(data["y"] - raw[:, 0])
+
+    fits = {
+        step: fit_boosting(absolute, [np.median(y)], X, {"y": torch.as_tensor(y)},
+                           params=EngineParams(n_estimators=50, learning_rate=0.1, step=step,
+                                               random_state=0))
+        for step in ("newton", "gradient")
+    }
+    assert fits["newton"].stopped_reason == "n_estimators"
+    np.testing.assert_array_equal(fits["newton"].predict_raw(X), fits["gradient"].predict_raw(X))
+    train = fits["newton"].evals_result_["train"]["loss"]
+    assert train[-1] < 0.6 * train[0]
