@@ -55,7 +55,9 @@ def save(estimator, path) -> None:
     from .families import get
 
     check_is_fitted(estimator)
-    params = estimator.get_params()
+    # deep=False: a Family given as ``family`` has a get_params of its own, which would add
+    # ``family__links`` entries that the constructor does not accept.
+    params = estimator.get_params(deep=False)
     if params.get("base_learner") is not None:
         raise ValueError(
             "A model with a scikit-learn base_learner cannot be saved in the safe text format; "

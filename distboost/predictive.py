@@ -378,6 +378,20 @@ class Predictive:
             return self.family.variance(self._torch_params()).numpy()
 
     @property
+    def probs(self) -> np.ndarray:
+        """Class probabilities of a classification family (``bernoulli``: columns
+        ``P(y = 0), P(y = 1)``; ``categorical``: the softmax of the logits), shape
+        (n, n_classes); a ValueError for any other family."""
+        class_probs = getattr(self.family, "class_probs", None)
+        if class_probs is None:
+            raise ValueError(
+                f"probs is defined for the classification families (bernoulli, categorical), "
+                f"not for family {self.family.name!r}; use pdf or cdf."
+            )
+        with torch.no_grad():
+            return class_probs(self._torch_params()).numpy()
+
+    @property
     def stddev(self) -> np.ndarray:
         """Standard deviation ``sqrt(variance)``, shape (n,)."""
         return np.sqrt(self.variance)

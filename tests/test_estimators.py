@@ -28,6 +28,7 @@ BASE_PARAMS = {
     "beta": {"concentration1": 2.0, "concentration0": 3.0},
     "poisson": {"rate": 4.0},
     "negative_binomial": {"total_count": 5.0, "probs": 0.5},
+    "bernoulli": {"logits": 0.0},
 }
 
 
@@ -45,7 +46,9 @@ def _simulate(family, n, seed):
 
 
 def test_all_families_have_simulation_parameters():
-    missing = set(db.families.available()) - set(BASE_PARAMS)
+    # categorical needs n_classes (get("categorical") cannot build it): the classifier's
+    # tests (tests/test_classifier.py) cover it.
+    missing = set(db.families.available()) - set(BASE_PARAMS) - {"categorical"}
     assert not missing, f"add simulation parameters for {sorted(missing)}"
 
 
@@ -64,7 +67,10 @@ def test_every_family_beats_its_marginal_fit(name):
     )
     marginal_nll = float(np.mean(-marginal_dist.log_prob(y_te)))
     assert np.isfinite(boosted_nll)
-    assert boosted_nll < marginal_nll - 0.02, (boosted_nll, marginal_nll)
+    # One binary draw per row carries little information: the oracle's gain over the marginal
+    # is only about 0.5 Var(logit) p (1 - p) = 0.02 nats for bernoulli.
+    margin = 0.005 if name == "bernoulli" else 0.02
+    assert boosted_nll < marginal_nll - margin, (boosted_nll, marginal_nll)
 
 
 def test_heteroscedastic_sine_quality():

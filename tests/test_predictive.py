@@ -47,8 +47,13 @@ ROWS = {
     "poisson": ({"rate": [0.3, 4.0, 50.0]}, lambda p: st.poisson(p["rate"])),
     "negative_binomial": ({"total_count": [0.5, 3.0, 20.0], "probs": [0.3, 0.6, 0.9]},
                           lambda p: st.nbinom(p["total_count"], 1 - p["probs"])),
+    "bernoulli": ({"logits": [-3.0, 0.2, 2.5]},
+                  lambda p: st.bernoulli(1.0 / (1.0 + np.exp(-p["logits"])))),
 }
-FAMILIES = db.families.available()
+# The categorical family's classes are unordered (no cdf, quantiles or moments, and
+# get("categorical") needs n_classes): test_categorical_probs_and_ordered_only_errors below
+# covers it instead of the scipy table.
+FAMILIES = [f for f in db.families.available() if f != "categorical"]
 LEVELS = np.array([1e-4, 0.05, 0.2, 0.5, 0.77, 0.95, 0.999])
 
 
@@ -342,6 +347,29 @@ def test_from_params_errors():
         db.Predictive.from_params("nope", loc=0.0)
     with pytest.raises(TypeError, match="mapping"):
         db.Predictive("normal", [0.0, 1.0])
+
+
+def test_categorical_probs_and_ordered_only_errors():
+    from distboost.families.categorical import Categorical
+
+    logits = np.array([[0.0, 1.0, -1.0], [2.0, 2.0, 2.0]])
+    dist = db.Predictive(Categorical(n_classes=3),
+                         {f"logits_{k}": logits[:, k] for k in range(3)})
+    want = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(dist.probs, want, rtol=1e-12)
+    np.testing.assert_allclose(dist.log_prob([1, 2]), np.log([want[0, 1], want[1, 2]]))
+    np.testing.assert_array_equal(dist.log_prob([3, 0.5]), [-np.inf, -np.inf])
+    for ordered_only in (lambda: dist.cdf([0, 1]), lambda: dist.sf([0, 1]),
+                         lambda: dist.quantile(0.5), lambda: dist.interval(0.9),
+                         lambda: dist.mean, lambda: dist.variance):
+        with pytest.raises(ValueError, match="unordered classes"):
+            ordered_only()
+    with pytest.raises(ValueError, match="does not know its number of classes"):
+        db.Predictive.from_params("categorical", logits_0=[0.0], logits_1=[1.0])
+    bern = db.Predictive.from_params("bernoulli", logits=[0.0, np.log(3.0)])
+    np.testing.assert_allclose(bern.probs, [[0.5, 0.5], [0.25, 0.75]])
+    with pytest.raises(ValueError, match="probs is defined for the classification families"):
+        _ = db.Predictive.from_params("normal", loc=0.0, scale=1.0).probs
 
 
 def test_family_instance_and_tensors_are_accepted():

@@ -4,7 +4,14 @@
 ``register`` (a decorator) adds a user-defined :class:`Family`.
 """
 
-from . import bounded, censored, continuous, discrete, positive  # noqa: F401  (registers them)
+from . import (  # noqa: F401  (registers them)
+    bounded,
+    categorical,
+    censored,
+    continuous,
+    discrete,
+    positive,
+)
 from .base import Family
 from .registry import available, get, register
 from .support import Support

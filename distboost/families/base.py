@@ -17,6 +17,7 @@ Conventions
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 
 import numpy as np
@@ -77,6 +78,13 @@ class Family:
     #: True when :meth:`start_values` already is the weighted MLE (closed form): :meth:`init`
     #: then skips the numerical optimiser.
     closed_form_mle: bool = False
+    #: The parameter whose raw score, shifted by a constant, widens or narrows every
+    #: predictive distribution while leaving its location alone (``scale`` of a
+    #: location-scale family, of the log for ``lognormal``); None when there is none.
+    #: :class:`~distboost.DistributionalRegressor` calibrates it on validation rows.
+    dispersion_param: str | None = None
+    #: The step rule used by ``step="auto"`` (see :mod:`distboost.boosting.derivatives`).
+    default_step: str = "natural"
 
     def __init__(self, links: Mapping[str, str | Link] | None = None):
         resolved: dict[str, Link] = {}
@@ -110,6 +118,12 @@ class Family:
     def get_params(self) -> dict:
         """Constructor arguments, for serialisation."""
         return {"links": {p: lk.name for p, lk in self.links.items()}}
+
+    def __sklearn_clone__(self) -> Family:
+        """A fresh, equal family for ``sklearn.base.clone`` of an estimator holding this one
+        (a family has ``get_params`` but is not an estimator: clone would call
+        ``get_params(deep=False)`` and refuse the rebuilt links)."""
+        return copy.deepcopy(self)
 
     # ------------------------------------------------------------------ raw <-> params
     def params_from_raw(self, raw: torch.Tensor) -> dict[str, torch.Tensor]:

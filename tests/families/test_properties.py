@@ -12,6 +12,7 @@ import scipy.stats as st
 import torch
 
 import distboost as db
+from distboost.families.categorical import Categorical
 
 # Two parameter sets per family (natural scale) and the matching frozen scipy law.
 CASES = {
@@ -29,7 +30,25 @@ CASES = {
     "poisson": [{"rate": 3.5}, {"rate": 60.0}],
     "negative_binomial": [{"total_count": 4.0, "probs": 0.6},
                           {"total_count": 0.8, "probs": 0.2}],
+    "bernoulli": [{"logits": 0.4}, {"logits": -3.0}],
+    # Normalised logits (log-probabilities): the MLE, log class frequencies, recovers them.
+    "categorical": [{f"logits_{k}": v for k, v in enumerate(np.log([0.2, 0.5, 0.3]))},
+                    {f"logits_{k}": v for k, v in enumerate(np.log([0.05, 0.15, 0.8]))}],
 }
+
+#: Families whose classes are unordered: no cdf, quantiles, mean or variance (they raise).
+UNORDERED = {"categorical"}
+UNORDERED_REASON = "unordered classes have no cdf or quantiles (the family raises instead)"
+
+
+def _family(name):
+    """The registered family; the categorical one with the 3 classes of its CASES."""
+    return Categorical(n_classes=3) if name == "categorical" else db.families.get(name)
+
+
+def _softmax(p):
+    logits = np.array([p[f"logits_{k}"] for k in range(len(p))])
+    return np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()
 
 
 def scipy_law(name, p):
@@ -47,6 +66,8 @@ def scipy_law(name, p):
         "beta": lambda: st.beta(p["concentration1"], p["concentration0"]),
         "poisson": lambda: st.poisson(p["rate"]),
         "negative_binomial": lambda: st.nbinom(n=p["total_count"], p=1.0 - p["probs"]),
+        "bernoulli": lambda: st.bernoulli(1.0 / (1.0 + np.exp(-p["logits"]))),
+        "categorical": lambda: st.rv_discrete(values=(np.arange(len(p)), _softmax(p))),
     }[name]()
 
 
@@ -80,13 +101,19 @@ def test_every_family_has_cases(name):
 
 @pytest.mark.parametrize("name, i", PAIRS, ids=PAIR_IDS)
 def test_log_prob_and_cdf_match_scipy(name, i):
-    family, p = db.families.get(name), _cases(name)[i]
+    family, p = _family(name), _cases(name)[i]
     law = scipy_law(name, p)
     y = _draws(name, p, 200, seed=i)
     params = _tensors(family, p, y.size)
     yt = torch.as_tensor(np.asarray(y, dtype=np.float64))
     logpdf = law.logpmf(y) if family.discrete else law.logpdf(y)
     np.testing.assert_allclose(family.log_prob(params, yt).numpy(), logpdf, rtol=1e-8, atol=1e-8)
+    if name in UNORDERED:
+        for method in (lambda: family.cdf(params, yt), lambda: family.mean(params),
+                       lambda: family.variance(params)):
+            with pytest.raises(ValueError, match="unordered classes"):
+                method()
+        return
     np.testing.assert_allclose(family.cdf(params, yt).numpy(), law.cdf(y), rtol=1e-7, atol=1e-10)
     np.testing.assert_allclose(family.mean(params).numpy(), law.mean(), rtol=1e-8)
     np.testing.assert_allclose(family.variance(params).numpy(), law.var(), rtol=1e-7)
@@ -97,7 +124,9 @@ LEVELS = np.array([1e-6, 0.01, 0.1, 0.37, 0.5, 0.8, 0.99, 1 - 1e-6])
 
 @pytest.mark.parametrize("name, i", PAIRS, ids=PAIR_IDS)
 def test_quantile_inverts_cdf(name, i):
-    family, p = db.families.get(name), _cases(name)[i]
+    if name in UNORDERED:
+        pytest.skip(UNORDERED_REASON)
+    family, p = _family(name), _cases(name)[i]
     params = _tensors(family, p, LEVELS.size)
     q = torch.as_tensor(LEVELS)
     x = family.icdf(params, q)
@@ -114,7 +143,9 @@ def test_quantile_inverts_cdf(name, i):
 
 @pytest.mark.parametrize("name, i", PAIRS, ids=PAIR_IDS)
 def test_cdf_derivative_is_density(name, i):
-    family, p = db.families.get(name), _cases(name)[i]
+    if name in UNORDERED:
+        pytest.skip(UNORDERED_REASON)
+    family, p = _family(name), _cases(name)[i]
     law = scipy_law(name, p)
     if family.discrete:
         k = torch.arange(0.0, law.ppf(0.999) + 1, dtype=torch.float64)
@@ -132,7 +163,7 @@ def test_cdf_derivative_is_density(name, i):
 
 @pytest.mark.parametrize("name, i", PAIRS, ids=PAIR_IDS)
 def test_nll_gradient_and_hessian_match_finite_differences(name, i):
-    family, p = db.families.get(name), _cases(name)[i]
+    family, p = _family(name), _cases(name)[i]
     y = torch.as_tensor(np.asarray(_draws(name, p, 12, seed=3 + i), dtype=np.float64))
     raw0 = torch.as_tensor(family.raw_from_params(p)).repeat(12, 1)
     raw0 = raw0 + 0.1 * torch.randn(raw0.shape, generator=torch.Generator().manual_seed(0),
@@ -154,7 +185,7 @@ def test_nll_gradient_and_hessian_match_finite_differences(name, i):
 
 @pytest.mark.parametrize("name, i", PAIRS, ids=PAIR_IDS)
 def test_mle_init_recovers_parameters_like_scipy(name, i):
-    family, p = db.families.get(name), _cases(name)[i]
+    family, p = _family(name), _cases(name)[i]
     y = np.asarray(_draws(name, p, 20_000, seed=10 + i), dtype=np.float64)
     fit = family.init(y)
     params = _tensors(family, fit, y.size)
@@ -179,7 +210,7 @@ def test_mle_init_recovers_parameters_like_scipy(name, i):
 
 @pytest.mark.parametrize("name", FAMILIES)
 def test_weighted_init_equals_replication(name):
-    family, p = db.families.get(name), _cases(name)[0]
+    family, p = _family(name), _cases(name)[0]
     y = np.asarray(_draws(name, p, 300, seed=42), dtype=np.float64)
     w = np.random.default_rng(0).integers(1, 4, size=y.size)
     a = family.init(y, sample_weight=w)
@@ -190,10 +221,16 @@ def test_weighted_init_equals_replication(name):
 
 @pytest.mark.parametrize("name, i", PAIRS, ids=PAIR_IDS)
 def test_sample_moments(name, i):
-    family, p = db.families.get(name), _cases(name)[i]
+    family, p = _family(name), _cases(name)[i]
     m = 200_000
     params = _tensors(family, p, 1)
     draws = family.sample(params, m, seed=7)[:, 0].numpy()
+    if name in UNORDERED:
+        # No mean or variance: class frequencies against the probabilities instead.
+        probs = family.class_probs(params)[0].numpy()
+        freq = np.bincount(draws.astype(int), minlength=probs.size) / m
+        assert np.all(np.abs(freq - probs) < 5 * np.sqrt(probs * (1 - probs) / m))
+        return
     mean, var = family.mean(params).item(), family.variance(params).item()
     se_mean = np.sqrt(var / m)
     assert abs(draws.mean() - mean) < 5 * se_mean
@@ -219,7 +256,7 @@ def _expected_negative_hessian(family, raw, m, seed):
 def test_fisher_information_matches_monte_carlo(name):
     from distboost.families._fisher import fisher_monte_carlo
 
-    family = db.families.get(name)
+    family = _family(name)
     p = _cases(name)[0]
     raw = torch.as_tensor(family.raw_from_params(p)).reshape(1, -1)
     exact = family.fisher_information(raw)
@@ -236,7 +273,7 @@ def test_fisher_information_matches_monte_carlo(name):
 
 @pytest.mark.parametrize("name", FAMILIES)
 def test_out_of_support_targets_raise(name):
-    family = db.families.get(name)
+    family = _family(name)
     bad = {
         "real": np.array([0.0, np.nan, 1.0]),
     }["real"]
@@ -244,7 +281,8 @@ def test_out_of_support_targets_raise(name):
         family.validate_y(bad)
     low = family.support.low
     if np.isfinite(low):
-        inside = low + 1.0 if np.isinf(family.support.high) else (low + family.support.high) / 2
+        high = family.support.high
+        inside = low + 1.0 if np.isinf(high) or family.support.integer else (low + high) / 2
         y = np.array([inside, low - 1.0, low - 2.0, inside])
         with pytest.raises(ValueError, match=rf"2 of 4 rows outside the support .*{name}"):
             family.validate_y(y)
@@ -255,7 +293,7 @@ def test_out_of_support_targets_raise(name):
 
 @pytest.mark.parametrize("name", FAMILIES)
 def test_raw_params_round_trip(name):
-    family, p = db.families.get(name), _cases(name)[1]
+    family, p = _family(name), _cases(name)[1]
     raw = family.raw_from_params(p)
     back = family.params_from_raw(torch.as_tensor(raw).reshape(1, -1))
     for k, v in p.items():
