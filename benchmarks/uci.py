@@ -97,7 +97,7 @@ def run_xgboostlss(X_tr, y_tr, X_val, y_val, X_te, y_te, seed):
     model = XGBoostLSS(Gaussian())
     dtrain, dval = xgb.DMatrix(X_tr, label=y_tr), xgb.DMatrix(X_val, label=y_val)
     model.train({"eta": 0.05, "max_depth": 4, "seed": seed}, dtrain, num_boost_round=2000,
-                evals=[(dval, "val")], early_stopping_rounds=50, verbose_eval=False)
+                evals=[(dtrain, "train"), (dval, "val")], early_stopping_rounds=50, verbose_eval=False)
     p = model.predict(xgb.DMatrix(X_te), pred_type="parameters")
     return normal_scores(p["loc"].to_numpy(), p["scale"].to_numpy(), y_te)
 
@@ -167,6 +167,8 @@ def main(argv=None) -> pd.DataFrame:
                 rows.append({"dataset": name, "split": split, "method": "distboost (chosen "
                              "family)", "nll": nll, "family": best})
         df = pd.DataFrame(rows)
+        if df.empty:
+            continue
         print(df[df.dataset == name].groupby("method")[["nll", "crps", "rmse", "coverage_90",
                                                          "seconds"]].mean()
               .to_string(float_format="{:.3f}".format), flush=True)

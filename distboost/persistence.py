@@ -80,6 +80,8 @@ def save(estimator, path) -> None:
         "raw_floor_": [v if np.isfinite(v) else None for v in estimator.raw_floor_],
         "n_iter_": estimator.n_iter_,
         "best_iteration_": estimator.best_iteration_,
+        "step_": getattr(estimator, "step_", None),
+        "dispersion_shift_": getattr(estimator, "dispersion_shift_", 0.0),
         "evals_result_": estimator.evals_result_,
         "categories_": getattr(estimator, "_categories_", None),
     }
@@ -150,6 +152,8 @@ def load(path):
     model.raw_floor_ = np.array([-np.inf if v is None else v for v in fitted["raw_floor_"]])
     model.n_iter_ = fitted["n_iter_"]
     model.best_iteration_ = fitted["best_iteration_"]
+    model.step_ = fitted.get("step_")
+    model.dispersion_shift_ = fitted.get("dispersion_shift_", 0.0)
     model.evals_result_ = fitted["evals_result_"]
     model.ensemble_ = FittedEnsemble.from_dict(doc["ensemble"])
     return model

@@ -54,6 +54,8 @@ class Censored(Family):
         self.param_names = family.param_names
         self.support = family.support
         self.links = family.links
+        self.dispersion_param = family.dispersion_param
+        self.default_step = family.default_step
 
     def __repr__(self) -> str:
         return f"Censored({self.inner!r})"

@@ -30,6 +30,7 @@ class Normal(Family):
     """Normal (Gaussian) family, ``N(loc, scale^2)``; links identity and exp by default."""
 
     name = "normal"
+    dispersion_param = "scale"
     torch_class = D.Normal
     param_names = ("loc", "scale")
     support = REAL
@@ -58,6 +59,7 @@ class Laplace(Family):
     """Laplace family, density ``exp(-|y - loc| / scale) / (2 scale)``."""
 
     name = "laplace"
+    dispersion_param = "scale"
     torch_class = D.Laplace
     param_names = ("loc", "scale")
     support = REAL
@@ -92,6 +94,7 @@ class Logistic(Family):
     :class:`distboost.families._torch_extra.Logistic`)."""
 
     name = "logistic"
+    dispersion_param = "scale"
     torch_class = _TorchLogistic
     param_names = ("loc", "scale")
     support = REAL
@@ -118,6 +121,7 @@ class Gumbel(Family):
     """Gumbel (type I extreme value, maxima) family; scipy's ``gumbel_r``."""
 
     name = "gumbel"
+    dispersion_param = "scale"
     torch_class = D.Gumbel
     param_names = ("loc", "scale")
     support = REAL
@@ -164,6 +168,12 @@ class StudentT(Family):
     """
 
     name = "studentt"
+    dispersion_param = "scale"
+    #: The natural step divides by the information about ``df``, which vanishes as
+    #: ``df -> inf`` (Lange et al. 1989, eq. A.3): the step would grow without bound where
+    #: the data look Normal.  The diagonal Fisher step keeps ``df``'s step proportional to
+    #: its gradient.
+    default_step = "fisher"
     torch_class = D.StudentT
     param_names = ("df", "loc", "scale")
     support = REAL

@@ -31,6 +31,7 @@ class LogNormal(Family):
     scale=exp(loc))``."""
 
     name = "lognormal"
+    dispersion_param = "scale"
     torch_class = D.LogNormal
     param_names = ("loc", "scale")
     support = POSITIVE
