@@ -46,3 +46,22 @@ def test_calibration(tmp_path):
     assert abs(good["coverage_90"] - 0.9) < 0.04 and bad["coverage_90"] < 0.6
     assert good["calibration_error"] < bad["calibration_error"]
     assert good["crps"] < bad["crps"]
+
+
+def test_custom_loss(tmp_path):
+    res = _load("custom_loss").main(["--out", str(tmp_path)])
+    assert (tmp_path / "custom_loss.png").stat().st_size > 10_000
+    plain = res["squared"]  # mean |f(x) - sin(x)|: the squared loss chases the outliers
+    for robust in ("squared, gradients clipped at 5%/95%", "absolute (gradient step)",
+                   "Huber (newton step)"):
+        assert res[robust] < 0.5 * plain and res[robust] < 0.1
+    assert res["logistic_logloss"] < res["base_rate_logloss"] - 0.15
+
+
+def test_digits_hybrid(tmp_path):
+    res = _load("digits_hybrid").main(["--out", str(tmp_path)])
+    assert (tmp_path / "digits_hybrid_importance.png").stat().st_size > 10_000
+    assert res["n_test"] == 108 and res["accuracy"] >= 0.98
+    assert res["log_loss"] < 0.05
+    # Training the network with the trees beats trees on the frozen random network.
+    assert res["log_loss"] < res["frozen_network_log_loss"]
