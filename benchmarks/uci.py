@@ -118,16 +118,27 @@ METHODS = {"distboost": run_distboost, "ngboost": run_ngboost,
            "catboost": run_catboost}
 
 
-def family_choice(X_tr, y_tr, X_val, y_val, X_te, y_te, seed):
-    """compare_families on the training rows, then the chosen family's test NLL."""
-    X_all, y_all = np.vstack([X_tr, X_val]), np.r_[y_tr, y_val]
-    candidates = ["normal", "lognormal", "gamma", "laplace", "logistic", "gumbel", "studentt"]
-    table = db.compare_families(X_all, y_all, families=candidates, cv=3, metrics=("nll",),
-                                random_state=seed, early_stopping=True)
-    best = table.loc[0, "family"]
-    model = db.DistributionalRegressor(family=best, random_state=seed)
+CANDIDATES = ("normal", "lognormal", "gamma", "laplace", "logistic", "gumbel", "studentt")
+
+
+def choose_family(X, y, seed=0) -> str:
+    """compare_families (5-fold CV NLL, default settings) on one split's training rows."""
+    candidates = list(CANDIDATES) if np.all(y > 0) else [
+        f for f in CANDIDATES if f not in ("lognormal", "gamma")]
+    table = db.compare_families(X, y, families=candidates, cv=5, metrics=("nll",),
+                                random_state=seed)
+    print(table.to_string(), flush=True)
+    return str(table.loc[0, "family"])
+
+
+def run_chosen(family, X_tr, y_tr, X_val, y_val, X_te, y_te, seed):
+    """The chosen family with default settings: test NLL, CRPS, RMSE, coverage."""
+    model = db.DistributionalRegressor(family=family, random_state=seed)
     model.fit(X_tr, y_tr, eval_set=(X_val, y_val))
-    return best, -model.score(X_te, y_te)
+    dist = model.predict_dist(X_te)
+    return {"nll": -model.score(X_te, y_te), "crps": float(np.mean(dist.crps(y_te))),
+            "rmse": float(np.sqrt(np.mean((y_te - dist.mean) ** 2))),
+            "coverage_90": db.metrics.coverage(dist, y_te, 0.9)}
 
 
 def main(argv=None) -> pd.DataFrame:
@@ -139,11 +150,25 @@ def main(argv=None) -> pd.DataFrame:
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--family-choice", action="store_true")
     parser.add_argument("--out", default=None, help="markdown file to write")
-    parser.add_argument("--csv", default=None, help="CSV of all rows")
+    parser.add_argument("--csv", default=None, help="CSV of all rows (rewritten per dataset)")
+    parser.add_argument("--from-csv", default=None,
+                        help="comma-separated CSVs of earlier runs: only write the table")
     args = parser.parse_args(argv)
+    if args.from_csv:
+        df = pd.concat([pd.read_csv(f) for f in args.from_csv.split(",")], ignore_index=True)
+        md = _markdown(df, argv)
+        print(md)
+        if args.out:
+            Path(args.out).write_text(md)
+        return df
     rows = []
     for name in args.datasets.split(","):
         n_splits = args.splits or (5 if name in LARGE else 20)
+        chosen = None
+        if args.family_choice:
+            X, y, train, _ = load_uci(Path(args.data) / name, split=0)
+            chosen = choose_family(X[train], y[train])
+            print(f"{name}: compare_families chose {chosen}", flush=True)
         for split in range(n_splits):
             X, y, train, test = load_uci(Path(args.data) / name, split=split)
             X_tr, X_val, y_tr, y_val = train_test_split(X[train], y[train], test_size=0.2,
@@ -162,11 +187,14 @@ def main(argv=None) -> pd.DataFrame:
                     continue
                 rows.append({"dataset": name, "split": split, "method": method, **res,
                              "seconds": time.perf_counter() - t0})
-            if args.family_choice:
-                best, nll = family_choice(*data)
-                rows.append({"dataset": name, "split": split, "method": "distboost (chosen "
-                             "family)", "nll": nll, "family": best})
+            if chosen is not None:
+                t0 = time.perf_counter()
+                res = run_chosen(chosen, *data)
+                rows.append({"dataset": name, "split": split, "method": f"distboost {chosen} "
+                             "(chosen)", **res, "seconds": time.perf_counter() - t0})
         df = pd.DataFrame(rows)
+        if args.csv:
+            df.to_csv(args.csv, index=False)
         if df.empty:
             continue
         print(df[df.dataset == name].groupby("method")[["nll", "crps", "rmse", "coverage_90",

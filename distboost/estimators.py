@@ -41,10 +41,12 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
     ----------
     family : str or Family, default="normal"
         The conditional distribution of ``y`` (see ``distboost.families.available()``).
-    n_estimators : int, default=1000
+    n_estimators : int, default=2000
         Maximum number of boosting rounds (each round grows one tree per parameter).
-    learning_rate : float, default=0.05
-        Shrinkage of every tree.
+    learning_rate : float, default=0.02
+        Shrinkage of every tree.  Small enough that early stopping, not the round cap, ends
+        training on the UCI data (best rounds 120-580 of 2000); 0.05 gave worse held-out
+        NLL on 5 of 6 of them, 0.01 no better at twice the time.
     step : {"auto", "natural", "fisher", "newton", "gradient"}, default="auto"
         How each round turns gradients into tree targets: the damped natural gradient (full
         Fisher solve per row, NGBoost's rule: invariant to how the parameters are written,
@@ -165,8 +167,8 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         self,
         family="normal",
         *,
-        n_estimators: int = 1000,
-        learning_rate: float = 0.05,
+        n_estimators: int = 2000,
+        learning_rate: float = 0.02,
         step: str = "auto",
         num_leaves: int | str = "auto",
         max_depth: int = -1,

@@ -146,16 +146,94 @@ def test_eval_set_enables_early_stopping():
     assert len(model.evals_result_["valid"]["nll"]) == model.n_iter_
 
 
-def test_early_stopping_auto_only_for_large_data():
+def test_early_stopping_auto_above_200_rows():
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(300, 2))
-    y = rng.normal(size=300)
+    X = rng.normal(size=(200, 2))
+    y = rng.normal(size=200)
     model = db.DistributionalRegressor(n_estimators=30, random_state=0).fit(X, y)
     assert model.n_iter_ == 30 and "valid" not in model.evals_result_
-    model = db.DistributionalRegressor(
-        n_estimators=30, early_stopping=True, random_state=0
-    ).fit(X, y)
+    model = db.DistributionalRegressor(n_estimators=30, random_state=0).fit(
+        np.vstack([X, X[:1]]), np.r_[y, y[:1]])
     assert "valid" in model.evals_result_
+    model = db.DistributionalRegressor(
+        n_estimators=30, early_stopping=False, random_state=0
+    ).fit(np.vstack([X, X]), np.r_[y, y])
+    assert "valid" not in model.evals_result_
+
+
+@pytest.mark.parametrize("n, leaves, min_rows", [
+    (10, 4, 5), (221, 7, 7), (553, 12, 12), (1279, 18, 18), (6_000, 31, 20),
+    (1_000_000, 31, 20),
+])
+def test_auto_tree_size_grows_like_sqrt_n(n, leaves, min_rows):
+    from distboost.estimators import auto_tree_size
+
+    assert auto_tree_size(n) == (leaves, min_rows)
+
+
+def test_auto_tree_size_is_what_the_trees_get():
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(400, 2)), rng.normal(size=400)
+    model = db.DistributionalRegressor(n_estimators=5, early_stopping=False).fit(X, y)
+    assert (model.num_leaves_, model.min_child_samples_) == (10, 10)
+    model = db.DistributionalRegressor(n_estimators=5, num_leaves=3, min_child_samples=40,
+                                       early_stopping=False).fit(X, y)
+    assert (model.num_leaves_, model.min_child_samples_) == (3, 40)
+    # LightGBM honours them: no leaf of the first tree has fewer than 40 rows.
+    dump = model.ensemble_.model.booster.dump_model()
+    stack, counts = [dump["tree_info"][0]["tree_structure"]], []
+    while stack:
+        node = stack.pop()
+        if "leaf_count" in node:
+            counts.append(node["leaf_count"])
+        else:
+            stack.extend((node["left_child"], node["right_child"]))
+    assert 1 < len(counts) <= 3 and min(counts) >= 40
+
+
+@pytest.mark.parametrize("family, step", [
+    ("normal", "natural"), ("gamma", "natural"), ("studentt", "fisher"),
+    ("censored_studentt", "fisher"), ("censored_normal", "natural"),
+])
+def test_auto_step_is_the_familys_default(family, step):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 2))
+    y = np.exp(rng.normal(size=100))
+    if family.startswith("censored"):
+        y = db.censored.right(y, rng.integers(0, 2, size=100))
+    model = db.DistributionalRegressor(family, n_estimators=3).fit(X, y)
+    assert model.step_ == step
+
+
+def test_calibration_makes_validation_z_scores_unit_variance():
+    """Normal: the optimal shift of log(scale) on the validation rows is log sqrt(mean z^2)."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-3, 3, size=(1500, 3))
+    y = np.sin(X[:, 0]) * 3 + rng.normal(size=1500) * (0.3 + 0.2 * np.abs(X[:, 1]))
+    X_val, y_val = X[1000:], y[1000:]
+    # Large trees of small leaves at a high learning rate: overconfident on new rows.
+    kw = dict(n_estimators=300, learning_rate=0.3, num_leaves=31, min_child_samples=5,
+              random_state=0)
+    raw = db.DistributionalRegressor(calibrate=False, **kw).fit(
+        X[:1000], y[:1000], eval_set=(X_val, y_val))
+    cal = db.DistributionalRegressor(**kw).fit(X[:1000], y[:1000], eval_set=(X_val, y_val))
+    assert raw.dispersion_shift_ == 0.0
+    p = raw.predict_params(X_val)
+    z2 = np.mean(((y_val - p["loc"]) / p["scale"]) ** 2)
+    assert cal.dispersion_shift_ == pytest.approx(0.5 * np.log(z2), abs=1e-3)
+    assert abs(cal.dispersion_shift_) > 0.02  # a real correction, not a no-op
+    pc = cal.predict_params(X_val)
+    np.testing.assert_allclose(pc["loc"], p["loc"])
+    np.testing.assert_allclose(pc["scale"], p["scale"] * np.exp(cal.dispersion_shift_))
+    assert cal.score(X_val, y_val) > raw.score(X_val, y_val)
+
+
+def test_calibration_skips_families_without_dispersion_parameter():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 2))
+    y = rng.poisson(np.exp(1 + X[:, 0] / 2))
+    model = db.DistributionalRegressor("poisson", n_estimators=50).fit(X, y)
+    assert "valid" in model.evals_result_ and model.dispersion_shift_ == 0.0
 
 
 def test_dataframe_with_categorical_and_missing_values():
