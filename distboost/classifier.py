@@ -57,8 +57,16 @@ class DistributionalClassifier(ClassifierMixin, BaseEstimator):
         diagonal ``p_k (1 - p_k)`` of the closed-form information ``diag(p) - p p^T``, the
         Newton step of LightGBM's and scikit-learn's multiclass losses; "natural" solves the
         damped full ``K x K`` system per row.
-    num_leaves, max_depth, min_child_samples, subsample, colsample, reg_lambda, max_bin
+    num_leaves, max_depth, min_child_samples, subsample, colsample, max_bin
         Tree options, as in :class:`~distboost.DistributionalRegressor`.
+    reg_lambda : float, default=10.0
+        L2 penalty on leaf values, in units of the curvature, which the engine rescales to a
+        mean of one per row and logit: 10 weighs like ten average rows.  It shrinks most the
+        leaves whose rows are already classified confidently (small ``p (1 - p)``), the
+        over-confidence that costs log-loss.  Measured with the other defaults (mean
+        held-out log-loss, 5 or 10 stratified splits, 0 -> 10): breast cancer 0.120 -> 0.114,
+        digits 0.106 -> 0.102, iris 0.318 -> 0.188, wine 0.040 -> 0.042, Hastie 10.2
+        0.249 -> 0.253, a 4-class ``make_classification`` 0.611 -> 0.603.
     early_stopping : "auto" or bool, default=True
         Stop when the validation log-loss has not improved for ``n_iter_no_change`` rounds.
         On by default (unlike the regressor's "auto", which turns it on above 10,000 rows):
@@ -121,7 +129,7 @@ class DistributionalClassifier(ClassifierMixin, BaseEstimator):
         min_child_samples: int = 20,
         subsample: float = 1.0,
         colsample: float = 1.0,
-        reg_lambda: float = 0.0,
+        reg_lambda: float = 10.0,
         max_bin: int = 255,
         early_stopping=True,
         validation_fraction: float = 0.1,
