@@ -194,13 +194,18 @@ class DistributionalClassifier(ClassifierMixin, BaseEstimator):
                         self._encode(self._check_labels(eval_set[1], "y of eval_set"),
                                      "y of eval_set"))
         params = {k: getattr(self, k) for k in _ENGINE_PARAMS}
-        self.model_ = DistributionalRegressor(family=self.family_, **params)
-        self.model_.fit(X, codes.astype(np.float64), sample_weight=sample_weight,
-                        eval_set=eval_set)
-        self.n_iter_ = self.model_.n_iter_
-        self.best_iteration_ = self.model_.best_iteration_
-        self.evals_result_ = self.model_.evals_result_
+        model = DistributionalRegressor(family=self.family_, **params)
+        model.fit(X, codes.astype(np.float64), sample_weight=sample_weight, eval_set=eval_set)
+        self._adopt(model)
         return self
+
+    def _adopt(self, model: DistributionalRegressor) -> None:
+        """Take the fitted boosting model of the class indices (in ``fit`` and ``load``)."""
+        self.model_ = model
+        self.family_ = model.family_
+        self.n_iter_ = model.n_iter_
+        self.best_iteration_ = model.best_iteration_
+        self.evals_result_ = model.evals_result_
 
     def _resolve_family(self, n_classes: int):
         if self.family == "bernoulli" and n_classes != 2:
@@ -287,6 +292,14 @@ class DistributionalClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         return self.model_.predict_dist(check_X(self, X, reset=False))
+
+    def save(self, path) -> None:
+        """Save the fitted classifier to ``path`` in distboost's safe format (JSON metadata,
+        the labels and LightGBM's text model; loading executes nothing).  Load it with
+        ``distboost.load(path)``."""
+        from .persistence import save
+
+        save(self, path)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

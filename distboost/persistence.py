@@ -58,12 +58,14 @@ def save(estimator, path) -> None:
     # deep=False: a Family given as ``family`` has a get_params of its own, which would add
     # ``family__links`` entries that the constructor does not accept.
     params = estimator.get_params(deep=False)
+    # A DistributionalClassifier boosts through its DistributionalRegressor ``model_``.
+    booster = getattr(estimator, "model_", estimator)
     if params.get("base_learner") is not None:
         raise ValueError(
             "A model with a scikit-learn base_learner cannot be saved in the safe text format; "
             "use pickle or joblib instead."
         )
-    family = estimator.family_
+    family = booster.family_
     try:
         registered = get(family.name)
     except ValueError:
@@ -73,18 +75,21 @@ def save(estimator, path) -> None:
             f"Family {family.name!r} is not a registered family, so it cannot be rebuilt from "
             "text; register it (db.families.register) or use pickle."
         )
-    params["family"] = family.name
+    if booster is estimator:
+        params["family"] = family.name
     fitted = {
         "n_features_in_": estimator.n_features_in_,
-        "init_params_": estimator.init_params_,
-        "raw_floor_": [v if np.isfinite(v) else None for v in estimator.raw_floor_],
-        "n_iter_": estimator.n_iter_,
-        "best_iteration_": estimator.best_iteration_,
-        "step_": getattr(estimator, "step_", None),
-        "dispersion_shift_": getattr(estimator, "dispersion_shift_", 0.0),
-        "evals_result_": estimator.evals_result_,
+        "init_params_": booster.init_params_,
+        "raw_floor_": [v if np.isfinite(v) else None for v in booster.raw_floor_],
+        "n_iter_": booster.n_iter_,
+        "best_iteration_": booster.best_iteration_,
+        "step_": getattr(booster, "step_", None),
+        "dispersion_shift_": getattr(booster, "dispersion_shift_", 0.0),
+        "evals_result_": booster.evals_result_,
         "categories_": getattr(estimator, "_categories_", None),
     }
+    if hasattr(estimator, "classes_"):
+        fitted["classes_"] = estimator.classes_.tolist()
     if hasattr(estimator, "feature_names_in_"):
         fitted["feature_names_in_"] = list(estimator.feature_names_in_)
     body = {
@@ -95,7 +100,7 @@ def save(estimator, path) -> None:
         "params": _jsonable(params),
         "family": {"name": family.name, "links": family.get_params()["links"]},
         "fitted": _jsonable(fitted),
-        "ensemble": _jsonable(estimator.ensemble_.to_dict()),
+        "ensemble": _jsonable(booster.ensemble_.to_dict()),
     }
     doc = {**body, "sha256": _checksum(body)}
     Path(path).write_text(json.dumps(doc, allow_nan=True), encoding="utf-8")
@@ -137,17 +142,31 @@ def load(path):
     checksum = doc.pop("sha256", None)
     if checksum != _checksum(doc):
         raise ValueError(f"{path} failed its checksum: the file was edited or corrupted.")
-    classes = {"DistributionalRegressor": DistributionalRegressor}
-    if doc.get("estimator") not in classes:
-        raise ValueError(f"{path} holds an unknown estimator {doc.get('estimator')!r}.")
-    model = classes[doc["estimator"]](**doc["params"])
-    model.family_ = get(doc["family"]["name"], links=doc["family"]["links"])
+    from .classifier import _ENGINE_PARAMS, DistributionalClassifier
+
+    name = doc.get("estimator")
+    if name not in ("DistributionalRegressor", "DistributionalClassifier"):
+        raise ValueError(f"{path} holds an unknown estimator {name!r}.")
+    params = doc["params"]
+    family = get(doc["family"]["name"], links=doc["family"]["links"])
     fitted = doc["fitted"]
-    model.n_features_in_ = fitted["n_features_in_"]
-    if "feature_names_in_" in fitted:
-        model.feature_names_in_ = np.asarray(fitted["feature_names_in_"], dtype=object)
-    if fitted.get("categories_") is not None:
-        model._categories_ = fitted["categories_"]
+    if name == "DistributionalClassifier":
+        wrapper = DistributionalClassifier(**params)
+        wrapper.classes_ = np.asarray(fitted["classes_"])
+        model = DistributionalRegressor(family=family,
+                                        **{k: params[k] for k in _ENGINE_PARAMS})
+    else:
+        wrapper = None
+        model = DistributionalRegressor(**params)
+    model.family_ = family
+    for m in (model, wrapper):
+        if m is None:
+            continue
+        m.n_features_in_ = fitted["n_features_in_"]
+        if "feature_names_in_" in fitted:
+            m.feature_names_in_ = np.asarray(fitted["feature_names_in_"], dtype=object)
+        if fitted.get("categories_") is not None:
+            m._categories_ = fitted["categories_"]
     model.init_params_ = fitted["init_params_"]
     model.raw_floor_ = np.array([-np.inf if v is None else v for v in fitted["raw_floor_"]])
     model.n_iter_ = fitted["n_iter_"]
@@ -156,4 +175,7 @@ def load(path):
     model.dispersion_shift_ = fitted.get("dispersion_shift_", 0.0)
     model.evals_result_ = fitted["evals_result_"]
     model.ensemble_ = FittedEnsemble.from_dict(doc["ensemble"])
+    if wrapper is not None:
+        wrapper._adopt(model)
+        return wrapper
     return model

@@ -158,3 +158,23 @@ def test_errors():
     with pytest.raises(ValueError, match="X has 2 features, but DistributionalClassifier is "
                                          "expecting 3 features"):
         clf.predict(X[:, :2])
+
+
+def test_save_and_load_round_trip(tmp_path):
+    from distboost.persistence import load
+
+    X, y = _three_classes(300, seed=6)
+    labels = np.array(["x", "y", "z"])[y]
+    clf = DistributionalClassifier(n_estimators=20, random_state=0).fit(X, labels)
+    clf.save(tmp_path / "clf.json")
+    back = load(tmp_path / "clf.json")
+    assert isinstance(back, DistributionalClassifier)
+    assert back.get_params() == clf.get_params()
+    assert list(back.classes_) == ["x", "y", "z"] and back.family_.n_classes == 3
+    np.testing.assert_allclose(back.predict_proba(X), clf.predict_proba(X), rtol=1e-12)
+    np.testing.assert_array_equal(back.predict(X), clf.predict(X))
+    binary = DistributionalClassifier(n_estimators=20, random_state=0).fit(X, y == 1)
+    binary.save(tmp_path / "bin.json")
+    again = load(tmp_path / "bin.json")
+    assert isinstance(again.family_, Bernoulli) and list(again.classes_) == [False, True]
+    np.testing.assert_allclose(again.predict_proba(X), binary.predict_proba(X), rtol=1e-12)
