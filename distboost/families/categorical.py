@@ -88,6 +88,8 @@ class Bernoulli(Family):
     discrete = True
     default_links = {"logits": "identity"}
     closed_form_mle = True
+    #: ``step="auto"``: the Fisher (= Newton) step of LightGBM's ``binary`` objective.
+    default_step = "fisher"
 
     def start_values(self, y, w):
         p = _weighted_frequencies(y, w, 2)[1]
@@ -174,6 +176,10 @@ class Categorical(Family):
     torch_class = D.Categorical
     discrete = True
     closed_form_mle = True
+    #: ``step="auto"``: the diagonal Fisher (= Newton) step of LightGBM's ``multiclass``; the
+    #: natural step learns far more slowly (held-out log-loss on digits after 100 rounds at
+    #: 0.1: 0.36 instead of 0.10, benchmarks/classification.py's splits).
+    default_step = "fisher"
 
     def __init__(self, n_classes: int | None = None,
                  links: Mapping[str, str | Link] | None = None):

@@ -222,3 +222,12 @@ def test_clone_of_an_estimator_holding_the_family_keeps_n_classes():
     model = db.DistributionalRegressor(family=Categorical(n_classes=5))
     copy = clone(model)
     assert copy.family is not model.family and copy.family.n_classes == 5
+
+
+def test_auto_step_resolves_to_fisher_for_both_families():
+    X = np.random.default_rng(0).normal(size=(200, 2))
+    y = (X[:, 0] > 0).astype(float) + (X[:, 1] > 0)
+    for family, target in ((Bernoulli(), y > 0), (Categorical(n_classes=3), y)):
+        model = db.DistributionalRegressor(family=family, step="auto", n_estimators=3,
+                                           random_state=0).fit(X, target.astype(float))
+        assert model.step_ == "fisher"
