@@ -2,15 +2,15 @@
 
 Every function draws on ``ax`` (a new figure when None) and returns the Axes, so figures
 compose in notebooks: interval bands and fan charts, the PIT histogram, the reliability
-diagram, a family comparison, and one row's predictive density (a survival curve for censored
-families).
+diagram, a family comparison, one row's predictive density (a survival curve for censored
+families), and the per-row coefficients of a varying-coefficient model.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["intervals", "pit_histogram", "calibration", "compare", "density"]
+__all__ = ["intervals", "pit_histogram", "calibration", "compare", "density", "coefficients"]
 
 
 def _axes(ax):
@@ -148,4 +148,51 @@ def density(dist, i: int, y=None, ax=None, points: int = 400):
                 ax.axvline(v, color="k", ls="--", label="observed")
     ax.set_xlabel("y")
     ax.set_title(f"row {int(i)}: {one.family.name}")
+    return ax
+
+
+def coefficients(model, X, rows=(0, 1), ax=None, labels=None):
+    """Per-row coefficients of a varying-coefficient model as grouped bars.
+
+    One group of bars per coefficient (``intercept`` and each linear feature), one bar per
+    row, heights ``model.coefficients(X).iloc[rows]``.
+
+    Parameters
+    ----------
+    model : fitted VaryingCoefficientRegressor
+    X : array_like or DataFrame of shape (n, p)
+    rows : sequence of int, default=(0, 1)
+        Positions of the rows of X to draw (two or more to compare them).
+    ax : matplotlib Axes, optional
+    labels : sequence of str, optional
+        Legend entries of the rows (default ``row <i>``, or the DataFrame index label).
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    rows = [int(r) for r in np.atleast_1d(rows)]
+    n = X.shape[0]
+    bad = [r for r in rows if not -n <= r < n]
+    if bad:
+        raise ValueError(f"rows {bad} are outside the {n} rows of X.")
+    subset = X.iloc[rows] if hasattr(X, "iloc") else np.asarray(X)[rows]
+    table = model.coefficients(subset)
+    if labels is None:
+        labels = [f"row {i}" for i in (table.index if hasattr(X, "iloc") else rows)]
+    elif len(labels) != len(rows):
+        raise ValueError(f"labels has {len(labels)} entries for {len(rows)} rows.")
+    ax = _axes(ax)
+    names = list(table.columns)
+    pos = np.arange(len(names))
+    width = 0.8 / len(rows)
+    for k, label in enumerate(labels):
+        ax.bar(pos + (k - (len(rows) - 1) / 2) * width, table.iloc[k].to_numpy(), width,
+               label=str(label), color=f"C{k}", alpha=0.85)
+    ax.axhline(0.0, color="k", lw=0.8)
+    ax.set_xticks(pos, names, rotation=45 if len(names) > 5 else 0, ha="right"
+                  if len(names) > 5 else "center")
+    ax.set_ylabel("coefficient")
+    ax.set_title("per-row coefficients")
+    ax.legend(loc="best", fontsize="small")
     return ax

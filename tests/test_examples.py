@@ -65,3 +65,11 @@ def test_digits_hybrid(tmp_path):
     assert res["log_loss"] < 0.05
     # Training the network with the trees beats trees on the frozen random network.
     assert res["log_loss"] < res["frozen_network_log_loss"]
+
+
+def test_varying_coefficients(tmp_path):
+    res = _load("varying_coefficients").main(["--out", str(tmp_path)])
+    assert (tmp_path / "varying_coefficients.png").stat().st_size > 10_000
+    assert abs(res["sine_rmse"] - res["noise"]) < 0.06 * res["noise"]  # RMSE near the noise
+    if SHARED.is_dir():
+        assert res["concrete_rmse"] < 7.0  # concrete's sd is 16.7 MPa; GBR gets about 4.4

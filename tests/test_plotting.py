@@ -89,3 +89,21 @@ def test_accepts_an_existing_axes(normal):
     d, y, _ = normal
     fig, ax = plt.subplots()
     assert db.plot.calibration(d, y, ax=ax) is ax
+
+
+def test_coefficients_bar_heights_are_the_model_coefficients():
+    from distboost.varying import VaryingCoefficientRegressor
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=200), "b": rng.uniform(-2, 2, 200)})
+    y = X["a"] * np.sign(X["b"]) + rng.normal(size=200) * 0.3
+    model = VaryingCoefficientRegressor(n_estimators=20, random_state=0).fit(X, y)
+    ax = db.plot.coefficients(model, X, rows=[3, 7, 11])
+    want = model.coefficients(X).iloc[[3, 7, 11]]
+    assert len(ax.containers) == 3
+    for k, bars in enumerate(ax.containers):
+        np.testing.assert_allclose([b.get_height() for b in bars], want.iloc[k].to_numpy())
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["intercept", "a", "b"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["row 3", "row 7", "row 11"]
+    with pytest.raises(ValueError, match=r"rows \[500\] are outside the 200 rows"):
+        db.plot.coefficients(model, X, rows=[0, 500])
