@@ -7,6 +7,7 @@
 from . import censored, datasets, families, links, metrics
 from . import plotting as plot  # db.plot, the name in DESIGN.md
 from .booster import Booster
+from .classifier import DistributionalClassifier
 from .estimators import DistributionalRegressor
 from .persistence import load
 from .predictive import Predictive
@@ -15,7 +16,8 @@ from .selection import compare_families
 __version__ = "0.1.0"
 
 __all__ = [
-    "Booster", "DistributionalRegressor", "Predictive", "censored", "compare_families", "datasets",
+    "Booster", "DistributionalClassifier", "DistributionalRegressor", "Predictive", "censored",
+    "compare_families", "datasets",
     "families", "links", "load", "metrics", "plot",
     "__version__",
 ]

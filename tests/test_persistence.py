@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import re
 
 import joblib
 import numpy as np
@@ -71,7 +72,9 @@ def test_truncated_and_edited_files_are_refused(fitted, tmp_path):
     path.write_text(text[: len(text) // 2])
     with pytest.raises(ValueError, match="not a complete distboost model"):
         db.load(path)
-    path.write_text(text.replace('"learning_rate": 0.05', '"learning_rate": 0.5'))
+    edited = re.sub(r'"learning_rate": [0-9.]+', '"learning_rate": 0.5', text, count=1)
+    assert edited != text
+    path.write_text(edited)
     with pytest.raises(ValueError, match="checksum"):
         db.load(path)
 
