@@ -97,7 +97,8 @@ def run_xgboostlss(X_tr, y_tr, X_val, y_val, X_te, y_te, seed):
     model = XGBoostLSS(Gaussian())
     dtrain, dval = xgb.DMatrix(X_tr, label=y_tr), xgb.DMatrix(X_val, label=y_val)
     model.train({"eta": 0.05, "max_depth": 4, "seed": seed}, dtrain, num_boost_round=2000,
-                evals=[(dtrain, "train"), (dval, "val")], early_stopping_rounds=50, verbose_eval=False)
+                evals=[(dtrain, "train"), (dval, "val")], early_stopping_rounds=50,
+                verbose_eval=False)
     p = model.predict(xgb.DMatrix(X_te), pred_type="parameters")
     return normal_scores(p["loc"].to_numpy(), p["scale"].to_numpy(), y_te)
 

@@ -84,8 +84,8 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         Stop when the validation NLL has not improved for ``n_iter_no_change`` rounds.
         "auto": on when the training set has more than 200 rows (so that a 10 % split
         holds at least 20 rows): without it the default rounds overfit small data and the
-        predicted scale shrinks (coverage 0.74 instead of 0.9 on the 1,000-row sine).  An ``eval_set`` given to
-        ``fit`` is always used for early stopping.
+        predicted scale shrinks (coverage 0.74 instead of 0.9 on the 1,000-row sine).  An
+        ``eval_set`` given to ``fit`` is always used for early stopping.
     validation_fraction : float, default=0.1
         Share of the training rows held out for early stopping when no ``eval_set`` is given.
     n_iter_no_change : int, default=50
