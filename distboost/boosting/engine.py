@@ -17,6 +17,7 @@ data; the same objective is what ``lightgbm.dask`` accepts), or any scikit-learn
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 import warnings
@@ -73,7 +74,7 @@ class _EarlyStopper:
         return round_ - self.best_round >= self.patience
 
 
-def _loss_value(loss, raw: np.ndarray, data, weight) -> float:
+def _loss_value(raw: np.ndarray, data, weight, loss) -> float:
     with torch.no_grad():
         per_row = loss(torch.from_numpy(np.ascontiguousarray(raw, np.float64)), data).numpy()
     if weight is None:
@@ -94,6 +95,7 @@ def fit_boosting(
     sample_weight_val=None,
     fisher: Callable | None = None,
     callback: Callable | None = None,
+    valid_score: Callable | None = None,
 ) -> FittedEnsemble:
     """Grow one ensemble per raw output against ``loss``.
 
@@ -121,10 +123,17 @@ def fit_boosting(
         (computed after the callback) see the change.  Returning True stops training
         (``stopped_reason`` "callback").
 
+    valid_score : callable, optional
+        ``valid_score(raw, data_val, sample_weight_val) -> float``: the number early stopping
+        minimises, from the validation raw scores (ndarray of shape (n_val, K)).  Default:
+        the weighted mean of ``loss``.
+
     Returns
     -------
     FittedEnsemble
     """
+    if valid_score is None:
+        valid_score = functools.partial(_loss_value, loss=loss)
     init_raw = np.asarray(init_raw, dtype=np.float64).reshape(-1)
     step = StepComputer(loss, data, params.step, fisher, sample_weight,
                         clip_gradients=params.clip_gradients)
@@ -155,7 +164,7 @@ def fit_boosting(
         evals["train"]["loss"].append(step.last_loss)  # loss before this round's trees
         halt = callback is not None and bool(callback(it, backend.train_raw()))
         if has_val:
-            val = _loss_value(loss, backend.valid_raw(), data_val, sample_weight_val)
+            val = valid_score(backend.valid_raw(), data_val, sample_weight_val)
             if not np.isfinite(val):
                 warnings.warn(f"Validation loss is {val} at round {it}; stopping.",
                               RuntimeWarning, stacklevel=2)
