@@ -53,7 +53,7 @@ def rmse(a, b) -> float:
 
 
 def run_dataset(folder: Path, splits: int, rounds: int, depth: int, lr: float, step: str,
-                min_child_samples: int):
+                min_child_samples: int, linear_features=None):
     """Mean test RMSE of both models (and our NLL) over the first ``splits`` splits."""
     ours, theirs, nll, t_ours, t_theirs = [], [], [], 0.0, 0.0
     for split in range(splits):
@@ -62,7 +62,7 @@ def run_dataset(folder: Path, splits: int, rounds: int, depth: int, lr: float, s
         vc = VaryingCoefficientRegressor(
             n_estimators=rounds, max_depth=depth, num_leaves=2**depth, learning_rate=lr,
             step=step, min_child_samples=min_child_samples, early_stopping=False,
-            random_state=split,
+            linear_features=linear_features, random_state=split,
         ).fit(X[train], y[train])
         t_ours += time.perf_counter() - t0
         ours.append(rmse(vc.predict(X[test]), y[test]))
@@ -98,6 +98,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--step", default="natural")
     parser.add_argument("--min-child-samples", type=int, default=20,
                         help="our minimum rows per leaf (sklearn's min_samples_leaf stays 1)")
+    parser.add_argument("--linear-features", default=None,
+                        help="comma-separated column positions entering linearly (default all)")
     args = parser.parse_args(argv)
 
     results = {}
@@ -108,6 +110,10 @@ def main(argv=None) -> dict:
     if not args.data.is_dir():
         print(f"{args.data} not found: UCI comparison skipped", file=sys.stderr)
         return results
+    linear = None
+    if args.linear_features is not None:
+        linear = [int(v) for v in args.linear_features.split(",") if v.strip()]
+        print(f"linear features: positions {linear}")
     print(f"\n{args.rounds} rounds, depth {args.depth} (ours: num_leaves={2**args.depth}), "
           f"learning rate {args.learning_rate}, no early stopping, step={args.step!r}, "
           f"min_child_samples={args.min_child_samples}, {args.splits} splits")
@@ -116,7 +122,7 @@ def main(argv=None) -> dict:
     for name in args.datasets.split(","):
         ours, theirs, nll, t1, t2 = run_dataset(
             args.data / name, args.splits, args.rounds, args.depth, args.learning_rate,
-            args.step, args.min_child_samples,
+            args.step, args.min_child_samples, linear,
         )
         results[name] = {"rmse": ours, "rmse_sklearn": theirs, "ratio": ours / theirs,
                          "nll": nll}

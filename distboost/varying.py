@@ -345,9 +345,9 @@ class VaryingCoefficientRegressor(RegressorMixin, BaseEstimator):
         coefficient step that moves ``loc`` by its natural gradient, ``z delta / |z|^2``).
         "fisher": the diagonal as curvature, so coefficient ``j``'s leaf value is the leaf's
         precision-weighted least-squares slope; that weighting feeds back on the boosted
-        scale (rows fitted closely get a smaller scale, hence more weight), and on five of
-        six UCI datasets the fisher step's test NLL runs away (RMSE is fine):
-        ``benchmarks/varying_coefficients.py``.
+        scale (rows fitted closely get a smaller scale, hence more weight): its test RMSE
+        is a little better on five of six UCI datasets, but its test NLL is worse on all
+        six (above 10^4 on four; ``benchmarks/varying_coefficients.py``, ``docs/varying.md``).
     num_leaves, max_depth, min_child_samples, subsample, colsample, reg_lambda, max_bin
         Tree options, as in :class:`~distboost.DistributionalRegressor`.
     early_stopping, validation_fraction, n_iter_no_change
