@@ -207,25 +207,85 @@ def test_auto_step_is_the_familys_default(family, step):
 
 def test_calibration_makes_validation_z_scores_unit_variance():
     """Normal: the optimal shift of log(scale) on the validation rows is log sqrt(mean z^2)."""
+    from distboost.estimators import calibrate_dispersion
+
     rng = np.random.default_rng(0)
     X = rng.uniform(-3, 3, size=(1500, 3))
     y = np.sin(X[:, 0]) * 3 + rng.normal(size=1500) * (0.3 + 0.2 * np.abs(X[:, 1]))
     X_val, y_val = X[1000:], y[1000:]
-    # Large trees of small leaves at a high learning rate: overconfident on new rows.
-    kw = dict(n_estimators=300, learning_rate=0.3, num_leaves=31, min_child_samples=5,
-              random_state=0)
-    raw = db.DistributionalRegressor(calibrate=False, **kw).fit(
-        X[:1000], y[:1000], eval_set=(X_val, y_val))
-    cal = db.DistributionalRegressor(**kw).fit(X[:1000], y[:1000], eval_set=(X_val, y_val))
+    # Large trees of small leaves at a high learning rate: miscalibrated on new rows.
+    raw = db.DistributionalRegressor(calibrate=False, n_estimators=300, learning_rate=0.3,
+                                     num_leaves=31, min_child_samples=5, random_state=0)
+    raw.fit(X[:1000], y[:1000], eval_set=(X_val, y_val))
     assert raw.dispersion_shift_ == 0.0
     p = raw.predict_params(X_val)
     z2 = np.mean(((y_val - p["loc"]) / p["scale"]) ** 2)
-    assert cal.dispersion_shift_ == pytest.approx(0.5 * np.log(z2), abs=1e-3)
-    assert abs(cal.dispersion_shift_) > 0.02  # a real correction, not a no-op
-    pc = cal.predict_params(X_val)
+    before = raw.score(X_val, y_val)
+
+    def loss(r, data):
+        return raw.family_.nll(r, data["y"])
+
+    shift = calibrate_dispersion(raw.ensemble_, raw.family_, loss, X_val,
+                                 torch.as_tensor(y_val))
+    assert shift == pytest.approx(0.5 * np.log(z2), abs=1e-3)
+    assert abs(shift) > 0.02  # a real correction, not a no-op
+    pc = raw.predict_params(X_val)
     np.testing.assert_allclose(pc["loc"], p["loc"])
-    np.testing.assert_allclose(pc["scale"], p["scale"] * np.exp(cal.dispersion_shift_))
-    assert cal.score(X_val, y_val) > raw.score(X_val, y_val)
+    np.testing.assert_allclose(pc["scale"], p["scale"] * np.exp(shift))
+    assert raw.score(X_val, y_val) > before
+
+
+@pytest.mark.parametrize("true_shift, center, weighted", [
+    (0.13, 0.0, False), (1.7, 0.0, False), (-2.2, 0.5, True), (0.0, -1.0, False),
+])
+def test_best_dispersion_shift_matches_brent(true_shift, center, weighted):
+    from scipy.optimize import minimize_scalar
+
+    from distboost.estimators import best_dispersion_shift
+
+    rng = np.random.default_rng(1)
+    fam = db.families.get("laplace")
+    raw = np.column_stack([rng.normal(size=400), rng.normal(scale=0.3, size=400)])
+    params = fam.params_from_raw(torch.as_tensor(raw + [0.0, true_shift]))
+    y = fam.sample(params, 1, 0)[0]
+    w = rng.uniform(0.2, 2.0, size=400) if weighted else None
+
+    def loss(r, data):
+        return fam.nll(r, data["y"])
+
+    delta, value = best_dispersion_shift(loss, raw, {"y": y}, w, 1, center=center)
+
+    def mean_loss(d):
+        per_row = loss(torch.as_tensor(raw + [0.0, d]), {"y": y}).numpy()
+        return float(np.average(per_row, weights=w))
+
+    ref = minimize_scalar(mean_loss, bounds=(-3, 3), method="bounded",
+                          options={"xatol": 1e-8})
+    assert delta == pytest.approx(ref.x, abs=1e-4)
+    # The vertex of a parabola on a fine grid, not an exact evaluation.
+    assert value == pytest.approx(ref.fun, rel=1e-7)
+    assert value == pytest.approx(mean_loss(delta), rel=1e-7)
+
+
+def test_early_stopping_uses_the_calibrated_validation_loss():
+    """evals_result_["valid"] holds, per round, the validation NLL at the best shift."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(700, 3))
+    y = X[:, 0] + rng.normal(size=700)
+    model = db.DistributionalRegressor(n_estimators=40, learning_rate=0.2, random_state=0)
+    model.fit(X[:500], y[:500], eval_set=(X[500:], y[500:]))
+    plain = db.DistributionalRegressor(n_estimators=40, learning_rate=0.2, calibrate=False,
+                                       random_state=0)
+    plain.fit(X[:500], y[:500], eval_set=(X[500:], y[500:]))
+    calibrated, uncalibrated = (np.array(m.evals_result_["valid"]["nll"])
+                                for m in (model, plain))
+    n = min(len(calibrated), len(uncalibrated))
+    # Same trees (the training side does not change), so the calibrated loss is lower.
+    assert np.all(calibrated[:n] <= uncalibrated[:n] + 1e-12)
+    assert np.any(calibrated[:n] < uncalibrated[:n] - 1e-4)
+    # The final model's validation NLL is the recorded best calibrated value.
+    assert -model.score(X[500:], y[500:]) == pytest.approx(
+        calibrated[model.best_iteration_ - 1], rel=1e-5)
 
 
 def test_calibration_skips_families_without_dispersion_parameter():
