@@ -12,12 +12,13 @@ from .estimators import DistributionalRegressor
 from .persistence import load
 from .predictive import Predictive
 from .selection import compare_families
+from .varying import VaryingCoefficientRegressor
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Booster", "DistributionalClassifier", "DistributionalRegressor", "Predictive", "censored",
-    "compare_families", "datasets",
+    "VaryingCoefficientRegressor", "compare_families", "datasets",
     "families", "links", "load", "metrics", "plot",
     "__version__",
 ]
