@@ -501,10 +501,12 @@ def best_dispersion_shift(loss, raw, data: dict, weight, k: int, center: float =
     """The constant shift of raw column ``k`` that minimises the weighted mean loss.
 
     Evaluates ``mean_w loss(raw + delta e_k, data)`` for nine shifts around ``center`` in one
-    batched torch call, moves the window until the smallest value is inside it, repeats on
-    a grid eight times finer around the best point and takes the vertex of the parabola
-    through the best point and its neighbours (the loss is smooth in ``delta``; for the
-    Normal it is convex).  Cheap enough to run every round: two or three batched calls.
+    batched torch call together with a grid eight times finer and ``delta = 0``; when the
+    finer grid brackets the minimum (the usual case when ``center`` is the previous round's
+    shift) the vertex of the parabola through the best point and its neighbours is the
+    answer (the loss is smooth in ``delta``; for the Normal it is convex).  Otherwise the
+    coarse window moves until it brackets the minimum and the fine grid is laid around it.
+    Cheap enough to run every round: usually one batched call.
 
     Parameters
     ----------
@@ -529,42 +531,56 @@ def best_dispersion_shift(loss, raw, data: dict, weight, k: int, center: float =
     raw = torch.as_tensor(np.asarray(raw, dtype=np.float64))
     n, n_params = raw.shape
     g = len(_SHIFT_GRID)
-    tiled = {key: v.repeat(g, *([1] * (v.dim() - 1))) for key, v in data.items()}
     w = (np.full(n, 1.0 / n) if weight is None
          else np.asarray(weight, dtype=np.float64) / np.sum(weight))
     unit = torch.zeros(n_params, dtype=raw.dtype)
     unit[k] = 1.0
 
     def mean_loss(deltas: np.ndarray) -> np.ndarray:
+        m = len(deltas)
         shifted = raw[None] + torch.as_tensor(deltas)[:, None, None] * unit
+        tiled = {key: v.repeat(m, *([1] * (v.dim() - 1))) for key, v in data.items()}
         with torch.no_grad():
-            per_row = loss(shifted.reshape(-1, n_params), tiled).numpy().reshape(len(deltas), n)
+            per_row = loss(shifted.reshape(-1, n_params), tiled).numpy().reshape(m, n)
         values = per_row @ w
         return np.where(np.isfinite(values), values, np.inf)
 
-    at_zero = float(mean_loss(np.zeros(g))[0])
-    center = float(np.clip(center, -max_shift, max_shift))
+    def vertex(deltas, values, i, h):
+        """Parabola through the best point and its neighbours: (argmin, min)."""
+        best, value = float(deltas[i]), float(values[i])
+        left, mid, right = values[i - 1:i + 2]
+        curvature = left - 2.0 * mid + right
+        if np.isfinite(curvature) and curvature > 0:
+            best += 0.5 * h * (left - right) / curvature
+            value = mid - (left - right) ** 2 / (8.0 * curvature)
+        return best, value
+
     h = _SHIFT_GRID[1] - _SHIFT_GRID[0]
-    for _ in range(int(2 * max_shift / (h * (g - 1))) + 2):
-        deltas = np.clip(center + _SHIFT_GRID, -max_shift, max_shift)
-        values = mean_loss(deltas)
-        i = int(np.argmin(values))
-        if 0 < i < g - 1 or abs(deltas[i]) >= max_shift:
-            break
-        center = float(deltas[i])
-    best, value = float(deltas[i]), float(values[i])
-    if 0 < i < g - 1:
-        # A grid eight times finer around the best point, then the parabola's vertex.
-        fine = np.clip(best + _SHIFT_GRID / 8.0, -max_shift, max_shift)
-        fine_values = mean_loss(fine)
-        j = int(np.argmin(fine_values))
-        best, value = float(fine[j]), float(fine_values[j])
-        if 0 < j < g - 1 and np.all(np.isfinite(fine_values[j - 1:j + 2])):
-            left, mid, right = fine_values[j - 1:j + 2]
-            curvature = left - 2.0 * mid + right
-            if curvature > 0:
-                best += 0.5 * (h / 8.0) * (left - right) / curvature
-                value = mid - (left - right) ** 2 / (8.0 * curvature)
+    center = float(np.clip(center, -max_shift, max_shift))
+    # One batched call: a coarse and a fine grid around the guess, and zero.
+    coarse = np.clip(center + _SHIFT_GRID, -max_shift, max_shift)
+    fine = np.clip(center + _SHIFT_GRID / 8.0, -max_shift, max_shift)
+    values = mean_loss(np.concatenate([coarse, fine, [0.0]]))
+    coarse_values, fine_values, at_zero = values[:g], values[g:2 * g], float(values[-1])
+    j = int(np.argmin(fine_values))
+    i = int(np.argmin(coarse_values))
+    if 0 < j < g - 1 and fine_values[j] <= coarse_values[i]:
+        best, value = vertex(fine, fine_values, j, h / 8.0)  # the usual case, warm-started
+    else:
+        for _ in range(int(2 * max_shift / (h * (g - 1))) + 2):  # move the coarse window
+            if 0 < i < g - 1 or abs(coarse[i]) >= max_shift:
+                break
+            coarse = np.clip(coarse[i] + _SHIFT_GRID, -max_shift, max_shift)
+            coarse_values = mean_loss(coarse)
+            i = int(np.argmin(coarse_values))
+        best, value = float(coarse[i]), float(coarse_values[i])
+        if 0 < i < g - 1:
+            fine = np.clip(best + _SHIFT_GRID / 8.0, -max_shift, max_shift)
+            fine_values = mean_loss(fine)
+            j = int(np.argmin(fine_values))
+            best, value = float(fine[j]), float(fine_values[j])
+            if 0 < j < g - 1:
+                best, value = vertex(fine, fine_values, j, h / 8.0)
     if np.isfinite(value) and value < at_zero:
         return best, value
     return 0.0, at_zero
