@@ -5,14 +5,18 @@ every method is fitted with early stopping on those rows, and scored on the test
 CRPS, RMSE, 90% coverage, fit seconds.  Methods: distboost's **default** Normal model, and where
 installed NGBoost (published settings: Normal, natural gradient, depth-3 trees, learning rate
 0.01, up to 2,000 rounds), LightGBMLSS and XGBoostLSS (Gaussian), CatBoost's
-``RMSEWithUncertainty``.  With ``--family-choice``, ``compare_families`` picks a family per split
-on the training rows and its test NLL is reported beside the Normal's.
+``RMSEWithUncertainty``.  With ``--family-choice``, ``compare_families`` (5-fold CV NLL) picks
+a family per dataset on split 0's training rows; its test scores on every split are reported
+beside the Normal's.
 
-Writes a CSV of all rows and a markdown table (mean ± std over splits) with the published
-NGBoost and deep-ensemble numbers beside ours.
+Writes a CSV of all rows and a markdown section (summary with the targets, then every metric,
+mean ± std over splits) with the published NGBoost and deep-ensemble numbers beside ours into
+``--out`` (between ``<!-- uci:start -->`` and ``<!-- uci:end -->``, so other sections of
+``docs/benchmarks.md`` stay).  ``--from-csv a.csv,b.csv`` only merges earlier runs' rows into
+the table (e.g. peers and distboost run in separate processes).
 
 Run: ``python benchmarks/uci.py [--data ../shared/data/uci] [--datasets a,b] [--splits N]
-[--methods distboost,ngboost,...] [--family-choice] [--out docs/uci.md] [--csv FILE]``
+[--methods distboost,ngboost,...] [--family-choice] [--out docs/benchmarks.md] [--csv FILE]``
 """
 
 from __future__ import annotations
@@ -160,7 +164,7 @@ def main(argv=None) -> pd.DataFrame:
         md = _markdown(df, argv)
         print(md)
         if args.out:
-            Path(args.out).write_text(md)
+            write_section(Path(args.out), md)
         return df
     rows = []
     for name in args.datasets.split(","):
@@ -207,24 +211,85 @@ def main(argv=None) -> pd.DataFrame:
     md = _markdown(df, argv)
     print(md)
     if args.out:
-        Path(args.out).write_text(md)
+        write_section(Path(args.out), md)
     return df
 
 
+PEERS = ("ngboost", "lightgbmlss", "xgboostlss", "catboost")
+START, END = "<!-- uci:start -->", "<!-- uci:end -->"
+
+
+def _ms(values: pd.Series) -> str:
+    v = values.dropna()
+    return f"{v.mean():.3f} ± {v.std():.3f}" if len(v) else ""
+
+
 def _markdown(df: pd.DataFrame, argv) -> str:
-    lines = ["# UCI benchmark", "",
-             f"Command: `python benchmarks/uci.py {' '.join(argv or [])}` on {os.cpu_count()} "
-             f"cores, {time.strftime('%Y-%m-%d')}. Mean ± std over splits.", "",
-             "| dataset | method | NLL | CRPS | RMSE | 90% coverage | fit s | NGBoost (published) "
-             "| deep ensembles (published) |", "|---|---|---|---|---|---|---|---|---|"]
-    for (name, method), g in df.groupby(["dataset", "method"], sort=True):
-        def ms(col, g=g):
-            v = g[col].dropna() if col in g else pd.Series(dtype=float)
-            return f"{v.mean():.3f} ± {v.std():.3f}" if len(v) else ""
-        ngb, de = PUBLISHED.get(name, ("", ""))
-        lines.append(f"| {name} | {method} | {ms('nll')} | {ms('crps')} | {ms('rmse')} | "
-                     f"{ms('coverage_90')} | {ms('seconds')} | {ngb} | {de} |")
-    return "\n".join(lines) + "\n"
+    """The race: a summary (NLL per method, targets) and every metric of every method."""
+    by = df.groupby(["dataset", "method"])
+    nll = by["nll"].mean().unstack()
+    names = sorted(df["dataset"].unique())
+    peers = [m for m in PEERS if m in nll.columns]
+    chosen = {d: next((m for m in df[df.dataset == d]["method"].unique()
+                       if m.endswith("(chosen)")), None) for d in names}
+    lines = [START, "## UCI race (`benchmarks/uci.py`)", "",
+             f"Command: `python benchmarks/uci.py {' '.join(argv or [])}` on "
+             f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}. Standard splits "
+             "(Hernández-Lobato & Adams 2015), 20% of each split's training rows held out for "
+             "early stopping of every method; mean ± std over splits of the test NLL.", "",
+             "| dataset | splits | distboost (defaults) | chosen family | "
+             + " | ".join(f"{p} (run)" for p in peers)
+             + " | NGBoost (published) | deep ensembles (published) |",
+             "|---|---|---|---|" + "---|" * len(peers) + "---|---|"]
+    for d in names:
+        sub = df[df.dataset == d]
+        ours = sub[sub.method == "distboost"]
+        pick = chosen[d]
+        pick_txt = (f"{pick.split()[1]}: {_ms(sub[sub.method == pick]['nll'])}"
+                    if pick else "")
+        ngb, de = PUBLISHED.get(d, ("", ""))
+        lines.append(f"| {d} | {ours['split'].nunique()} | {_ms(ours['nll'])} | {pick_txt} | "
+                     + " | ".join(_ms(sub[sub.method == p]["nll"]) for p in peers)
+                     + f" | {ngb} | {de} |")
+    if "distboost" in nll.columns:
+        ours = nll["distboost"]
+        wins_pub = sum(ours[d] < PUBLISHED[d][0] for d in names if d in PUBLISHED)
+        wins_peers = sum(all(ours[d] < nll.loc[d, p] for p in peers
+                             if pd.notna(nll.loc[d, p])) for d in names)
+        cov = by["coverage_90"].mean().unstack()["distboost"]
+        lines += ["", "Targets (distboost defaults, Normal):", "",
+                  f"- lower mean test NLL than NGBoost's published number on {wins_pub} of "
+                  f"{len(names)} datasets (target: 5 of 6);",
+                  f"- lower than every peer run side by side ({', '.join(peers) or 'none'}) "
+                  f"on {wins_peers} of {len(names)} (target: 5 of 6);",
+                  f"- 90% coverage between {cov.min():.3f} and {cov.max():.3f} "
+                  "(target: within [0.85, 0.95] on every dataset);"]
+        if "ngboost" in nll.columns:
+            sec = by["seconds"].mean().unstack()
+            ratio = sec["ngboost"] / sec["distboost"]
+            per = ", ".join(f"{d} {ratio[d]:.1f} x" for d in names)
+            overall = (df[df.method == "ngboost"].seconds.mean()
+                       / df[df.method == "distboost"].seconds.mean())
+            lines.append(f"- fit time, NGBoost / distboost, per dataset: {per}; mean over all "
+                         f"splits {overall:.1f} x (target: at least 10 x).")
+    lines += ["", "Every metric (mean ± std over splits; fit seconds include the validation "
+              "scoring each method does):", "",
+              "| dataset | method | NLL | CRPS | RMSE | 90% coverage | fit s |",
+              "|---|---|---|---|---|---|---|"]
+    for (name, method), g in by:
+        lines.append(f"| {name} | {method} | {_ms(g['nll'])} | {_ms(g['crps'])} | "
+                     f"{_ms(g['rmse'])} | {_ms(g['coverage_90'])} | {_ms(g['seconds'])} |")
+    return "\n".join(lines + [END]) + "\n"
+
+
+def write_section(path: Path, md: str) -> None:
+    """Replace the race's section of a markdown file (between the markers), or append it."""
+    text = path.read_text() if path.exists() else ""
+    if START in text and END in text:
+        text = text[:text.index(START)] + md.rstrip("\n") + text[text.index(END) + len(END):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + md
+    path.write_text(text)
 
 
 if __name__ == "__main__":
