@@ -69,7 +69,7 @@ class DistributionalClassifier(ClassifierMixin, BaseEstimator):
         0.249 -> 0.253, a 4-class ``make_classification`` 0.611 -> 0.603.
     early_stopping : "auto" or bool, default=True
         Stop when the validation log-loss has not improved for ``n_iter_no_change`` rounds.
-        On by default (unlike the regressor's "auto", which turns it on above 10,000 rows):
+        On by default (the regressor's "auto" turns it on above 200 rows):
         the log-loss of a classifier run for a fixed number of rounds degrades as the trees
         become over-confident, and the held-out split is drawn stratified by class.  An
         ``eval_set`` given to ``fit`` is always used.

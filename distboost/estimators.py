@@ -29,8 +29,8 @@ from .predictive import Predictive
 
 __all__ = ["DistributionalRegressor"]
 
-#: Rows above which ``early_stopping="auto"`` holds out a validation split (as scikit-learn's
-#: HistGradientBoosting does).
+#: Rows above which ``early_stopping="auto"`` holds out a validation split (scikit-learn's
+#: HistGradientBoosting waits for 10,000; a distributional model overfits its scale sooner).
 AUTO_EARLY_STOPPING_ROWS = 200
 #: Bound of the dispersion calibration's raw shift (a factor of 20 on a log-linked scale).
 MAX_DISPERSION_SHIFT = 3.0
