@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -241,8 +242,9 @@ def _markdown(df: pd.DataFrame, argv) -> str:
     peers = [m for m in PEERS if m in nll.columns]
     chosen = {d: next((m for m in df[df.dataset == d]["method"].unique()
                        if m.endswith("(chosen)")), None) for d in names}
+    command = " ".join(sys.argv[1:] if argv is None else argv)
     lines = [START, "## UCI race (`benchmarks/uci.py`)", "",
-             f"Command: `python benchmarks/uci.py {' '.join(argv or [])}` on "
+             f"Command: `python benchmarks/uci.py {command}` on "
              f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}. Standard splits "
              "(Hernández-Lobato & Adams 2015), 20% of each split's training rows held out for "
              "early stopping of every method; mean ± std over splits of the test NLL.", "",
