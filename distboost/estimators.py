@@ -537,7 +537,7 @@ class DispersionSearch:
             self._tiled[m] = {key: v.repeat(m, *([1] * (v.dim() - 1)))
                               for key, v in self.data.items()}
         shifted = raw.repeat(m, 1)
-        shifted[:, self.k] += torch.as_tensor(deltas).repeat_interleave(raw.shape[0])
+        shifted[:, self.k] += torch.from_numpy(np.repeat(deltas, raw.shape[0]))
         with torch.no_grad():
             values = (self.loss(shifted, self._tiled[m]).reshape(m, -1) @ self.w).numpy()
         return np.where(np.isfinite(values), values, np.inf)
