@@ -185,7 +185,7 @@ class DistributionalClassifier(ClassifierMixin, BaseEstimator):
         if n_classes < 2:
             raise ValueError(
                 f"DistributionalClassifier needs at least 2 classes in y; got 1 class "
-                f"({self.classes_[0]!r}) in all {labels.size} rows."
+                f"({self.classes_.tolist()[0]!r}) in all {labels.size} rows."
             )
         self.family_ = self._resolve_family(n_classes)
         eval_set = check_eval_set(eval_set)

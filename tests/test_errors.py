@@ -103,6 +103,23 @@ CASES = {
                                 [0.0, 1.0]), ValueError, r"holds 1 distributions"),
     "unknown scorer": (lambda: db.metrics.get_scorer("accuracy"), ValueError,
                        r"Unknown scorer 'accuracy'; known scorers are"),
+    "classifier: one class in y": (
+        lambda: db.DistributionalClassifier().fit(X, np.zeros(6)), ValueError,
+        r"at least 2 classes in y; got 1 class"),
+    "classifier: bernoulli with 3 classes": (
+        lambda: db.DistributionalClassifier(family="bernoulli").fit(X, [0, 1, 2] * 2),
+        ValueError, r"family='bernoulli' needs exactly 2 classes; y has 3"),
+    "classifier: unfitted model": (lambda: db.DistributionalClassifier().predict_proba(X),
+                                   NotFittedError, r"not fitted yet"),
+    "Booster: loss of the wrong shape": (
+        lambda: db.Booster(lambda raw, d: (d["y"][:, None] - raw) ** 2, n_estimators=2).fit(
+            X, {"y": Y}), ValueError, r"loss returned shape \(6, 1\); expected \(6,\)"),
+    "Booster: data with the wrong number of rows": (
+        lambda: db.Booster(lambda raw, d: (d["y"] - raw[:, 0]) ** 2, n_estimators=2).fit(
+            X, {"y": Y[:4]}), ValueError, r"data\['y'\] has 4 rows but X has 6 rows"),
+    "varying coefficients: unknown linear feature": (
+        lambda: db.VaryingCoefficientRegressor(linear_features=["z"]).fit(
+            pd.DataFrame(X, columns=["a", "b"]), Y), ValueError, r"'z'"),
     "model file from a newer format": (None, ValueError, r"upgrade distboost"),
     "truncated or edited model file": (None, ValueError, r"checksum|not a complete"),
     "file that is not a distboost model": (None, ValueError, r"not a distboost model file"),
