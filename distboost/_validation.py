@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import _check_feature_names, _check_n_features, check_array
 
-__all__ = ["check_X", "check_sample_weight", "check_eval_set", "check_consistent_rows"]
+__all__ = ["check_X", "check_sample_weight", "check_eval_set", "check_consistent_rows", "int_seed"]
 
 
 def check_X(estimator, X, *, reset: bool):
@@ -128,3 +128,13 @@ def check_eval_set(eval_set):
     if not isinstance(eval_set, tuple) or len(eval_set) != 2:
         raise ValueError("eval_set must be a tuple (X_val, y_val) or a list with one such tuple.")
     return eval_set
+
+
+def int_seed(random_state) -> int:
+    """An int seed from a ``random_state`` argument: None draws a fresh one, a
+    ``numpy.random.RandomState`` gives its next integer, an int is used as it is."""
+    if random_state is None:
+        return int(np.random.default_rng().integers(2**31 - 1))
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(2**31 - 1))
+    return int(random_state)

@@ -20,7 +20,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_eval_set, check_sample_weight, check_X
+from ._validation import check_eval_set, check_sample_weight, check_X, int_seed
 from .boosting import STEP_RULES, EngineParams, fit_boosting
 from .boosting.derivatives import check_clip_gradients
 
@@ -285,7 +285,7 @@ class Booster(BaseEstimator):
                 reg_lambda=self.reg_lambda,
                 max_bin=self.max_bin,
                 early_stopping_rounds=self.early_stopping_rounds,
-                random_state=_seed(self.random_state),
+                random_state=int_seed(self.random_state),
                 n_jobs=self.n_jobs,
                 verbose=self.verbose,
                 base_learner=self.base_learner,
@@ -331,15 +331,6 @@ class Booster(BaseEstimator):
 
 
 # ---------------------------------------------------------------------- helpers
-def _seed(random_state) -> int:
-    """An int seed from ``random_state`` (None draws one), as the estimators do."""
-    if random_state is None:
-        return int(np.random.default_rng().integers(2**31 - 1))
-    if isinstance(random_state, np.random.RandomState):
-        return int(random_state.randint(2**31 - 1))
-    return int(random_state)
-
-
 def _check_data(data, n: int, name: str) -> dict:
     """Row-aligned dict of tensors from ``data`` (a dict, or the target alone)."""
     if data is None:

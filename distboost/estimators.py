@@ -22,7 +22,13 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import families as _families
-from ._validation import check_consistent_rows, check_eval_set, check_sample_weight, check_X
+from ._validation import (
+    check_consistent_rows,
+    check_eval_set,
+    check_sample_weight,
+    check_X,
+    int_seed,
+)
 from .boosting import STEP_RULES, EngineParams, fit_boosting
 from .families._fisher import make_fisher_fn
 from .predictive import Predictive
@@ -293,12 +299,7 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         return self
 
     def _seed(self) -> int:
-        rs = self.random_state
-        if rs is None:
-            return int(np.random.default_rng().integers(2**31 - 1))
-        if isinstance(rs, np.random.RandomState):
-            return int(rs.randint(2**31 - 1))
-        return int(rs)
+        return int_seed(self.random_state)
 
     def _use_early_stopping(self, n: int) -> bool:
         if self.early_stopping == "auto":
