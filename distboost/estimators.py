@@ -502,11 +502,11 @@ class DispersionSearch:
     """Finds the constant shift of raw column ``k`` that minimises the weighted mean loss.
 
     Each call evaluates ``mean_w loss(raw + delta e_k, data)`` for nine shifts around
-    ``center``, nine on a grid four times finer and ``delta = 0`` in one batched torch call;
-    when the finer grid brackets the minimum (the usual case when ``center`` is the previous
-    round's shift) the vertex of the parabola through the best point and its neighbours is
-    the answer (the loss is smooth in ``delta``; for the Normal it is convex).  Otherwise the
-    coarse window moves until it brackets the minimum and the fine grid is laid around it.
+    ``center`` (spacing 0.0125) and ``delta = 0`` in one batched torch call; when that grid
+    brackets the minimum (the usual case when ``center`` is the previous round's shift) the
+    vertex of the parabola through the best point and its neighbours is the answer (the loss
+    is smooth in ``delta``; for the Normal it is convex).  Otherwise a grid four times
+    coarser moves until it brackets the minimum and the fine grid is laid around it.
     The tiled data are built once, so a call costs little more than one batched loss: cheap
     enough for every boosting round.
 
@@ -549,12 +549,14 @@ class DispersionSearch:
         raw = torch.as_tensor(np.asarray(raw, dtype=np.float64))
         g, h, top = len(_SHIFT_GRID), _SHIFT_GRID[1] - _SHIFT_GRID[0], self.max_shift
         center = min(max(float(center), -top), top)
-        coarse = np.clip(center + _SHIFT_GRID, -top, top)
         fine = np.clip(center + _SHIFT_GRID / 4.0, -top, top)
-        values = self._mean_loss(raw, np.concatenate([coarse, fine, [0.0]]))
-        coarse_values, fine_values, at_zero = values[:g], values[g:2 * g], float(values[-1])
-        i, j = int(np.argmin(coarse_values)), int(np.argmin(fine_values))
-        if not (0 < j < g - 1 and fine_values[j] <= coarse_values[i]):
+        values = self._mean_loss(raw, np.append(fine, 0.0))
+        fine_values, at_zero = values[:g], float(values[-1])
+        j = int(np.argmin(fine_values))
+        if not 0 < j < g - 1:  # the minimum is outside the fine window: search coarsely
+            coarse = np.clip(center + _SHIFT_GRID, -top, top)
+            coarse_values = self._mean_loss(raw, coarse)
+            i = int(np.argmin(coarse_values))
             for _ in range(int(2 * top / (h * (g - 1))) + 2):  # move the coarse window
                 if 0 < i < g - 1 or abs(coarse[i]) >= top:
                     break

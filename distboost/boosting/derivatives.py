@@ -124,6 +124,7 @@ class StepComputer:
             self._w = torch.as_tensor(np.asarray(sample_weight, dtype=np.float64))
             self._w_sum = float(self._w.sum())
         self.last_loss = np.nan
+        self._ones = None  # the unit curvature handed to LightGBM, reused every round
 
     def __call__(self, raw: np.ndarray, dtype=np.float64, order: str = "C"):
         """Return ``(grad, hess)``, arrays of shape (n, K), ready for the trees.
@@ -151,6 +152,19 @@ class StepComputer:
         if not np.isfinite(self.last_loss):
             raise NonFiniteLoss(f"loss is {self.last_loss}")
         grad, hess = self._step(raw_t, total)
+        if hess is None and self._w is None and order == "F":
+            # Unit curvature (natural, gradient) and no weights: the rescaling is the
+            # identity, and the curvature is the same array of ones every round.
+            g_out = torch.empty(grad.shape[::-1],
+                                dtype=torch.float32 if dtype == np.float32 else torch.float64)
+            g_out.copy_(grad.T)  # (K, n) row-major is (n, K) column-major
+            if not np.isfinite(float(g_out.sum())):
+                raise NonFiniteLoss("gradient or curvature is not finite")
+            if self._ones is None or self._ones.shape != grad.shape or self._ones.dtype != dtype:
+                self._ones = np.ones(grad.shape, dtype=dtype, order="F")
+            return g_out.numpy().T, self._ones
+        if hess is None:
+            hess = torch.ones_like(grad)
         if self._w is not None:
             grad = grad * self._w[:, None]
             hess = hess * self._w[:, None]
@@ -174,12 +188,13 @@ class StepComputer:
         return g_np, h_np
 
     def _step(self, raw_t: torch.Tensor, total: torch.Tensor):
-        """The step rule's ``(grad, hess)`` as float64 tensors of shape (n, K)."""
+        """The step rule's ``(grad, hess)`` as float64 tensors of shape (n, K); ``hess`` is
+        None for unit curvature (the natural and gradient rules)."""
         need_hessian = self.step == "newton"
         (g,) = torch.autograd.grad(total, raw_t, create_graph=need_hessian)
         k = raw_t.shape[1]
         if self.step == "gradient":
-            return self._clipped(g), torch.ones_like(g)
+            return self._clipped(g), None
         if self.step == "newton":
             cols = [
                 torch.autograd.grad(g[:, j].sum(), raw_t, retain_graph=j < k - 1)[0][:, j]
@@ -199,13 +214,13 @@ class StepComputer:
         if self.step == "fisher":
             return g, fisher if diagonal else torch.diagonal(fisher, dim1=1, dim2=2)
         if diagonal:
-            return g / (fisher.clamp_min(1e-300) * (1.0 + NATURAL_RIDGE)), torch.ones_like(g)
+            return g / (fisher.clamp_min(1e-300) * (1.0 + NATURAL_RIDGE)), None
         # Levenberg-Marquardt damping F + lambda diag(F): bounds the condition number by
         # about 1 / lambda (a Monte Carlo Fisher of nearly redundant parameters is close to
         # singular) and leaves a diagonal Fisher's step unchanged up to 1 / (1 + lambda).
         diag = torch.diagonal(fisher, dim1=1, dim2=2).clamp_min(1e-300)
         nat = torch.linalg.solve(fisher + torch.diag_embed(NATURAL_RIDGE * diag), g[..., None])
-        return nat[..., 0], torch.ones_like(g)
+        return nat[..., 0], None
 
     def _clipped(self, g: torch.Tensor) -> torch.Tensor:
         """The gradient, each column clipped to its quantiles when ``clip_gradients`` is set."""
