@@ -310,3 +310,15 @@ def test_link_override_changes_link_and_keeps_likelihood():
     b = soft.nll(torch.as_tensor(soft.raw_from_params(p)).repeat(3, 1), y)
     torch.testing.assert_close(a, b)
     np.testing.assert_allclose(a.numpy(), -st.gamma(2.0, scale=1 / 3).logpdf(y.numpy()))
+
+
+@pytest.mark.parametrize("links", [None, {"scale": "softplus"}, {"loc": "identity"}])
+def test_normal_raw_fisher_shortcut_equals_the_chain_rule(links):
+    """Normal.fisher_information's closed form for the default links is the general chain rule
+    ``J^T I(theta) J`` (and other links take the general path)."""
+    from distboost.families.base import Family
+
+    fam = db.families.get("normal", links=links)
+    raw = torch.as_tensor(np.random.default_rng(0).normal(scale=3.0, size=(500, 2)))
+    torch.testing.assert_close(fam.fisher_information(raw), Family.fisher_information(fam, raw),
+                               rtol=1e-12, atol=0.0)
