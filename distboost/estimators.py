@@ -62,8 +62,10 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         and it does not weight the location's leaf values by the predicted precision, the
         feedback that lets a fitted scale collapse), the diagonal expected Fisher information
         as curvature (always positive), the guarded diagonal Hessian, or the plain gradient.
-        "auto": the family's ``default_step`` ("natural" for every built-in family but
-        ``studentt``, whose ``df`` information vanishes as ``df`` grows, so it uses "fisher").
+        "auto": the family's ``default_step``: "natural", but "fisher" for ``studentt`` (its
+        ``df`` information vanishes as ``df`` grows), ``bernoulli``/``categorical`` and the
+        truncated families (a Monte Carlo Fisher that varies inside a leaf biases the
+        natural step's fixed point).
         Measured in ``benchmarks/step_rules.py`` and ``docs/engine.md``.
     num_leaves : int or "auto", default="auto"
         Maximum leaves per tree.  "auto": ``clip(round(sqrt(n) / 2), 4, 31)`` for ``n``
@@ -83,7 +85,8 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
     calibrate : bool, default=True
         When validation rows are used (early stopping or ``eval_set``), shift the raw score
         of the family's dispersion parameter (``Family.dispersion_param``, e.g. the Normal's
-        ``scale``) by the one constant that minimises the validation NLL, after boosting.
+        ``scale``) by the one constant that minimises the validation NLL; early stopping
+        judges every round at its own best shift (:class:`DispersionSearch`).
         Trees fitted to the training rows see residuals smaller than new rows will have,
         so the boosted scale is too small by a common factor (10-25 % on the UCI data); one
         number fitted on held-out rows removes that optimism (the regression analogue of
