@@ -100,8 +100,11 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         ``eval_set`` given to ``fit`` is always used for early stopping.
     validation_fraction : float, default=0.1
         Share of the training rows held out for early stopping when no ``eval_set`` is given.
-    n_iter_no_change : int, default=50
-        Patience of early stopping, in rounds.
+    n_iter_no_change : int, default=20
+        Patience of early stopping, in rounds: one unit of shrinkage at the default learning
+        rate (20 x 0.05), as scikit-learn's HistGradientBoosting (10 x 0.1).  On the UCI race
+        20, 30 and 50 rounds gave the same test NLL within the noise (20: better on concrete
+        and energy, worse on kin8nm, wine and yacht by < 0.01) with 20 the fastest.
     links : dict, default=None
         Link overrides by parameter name, e.g. ``{"scale": "softplus"}``.
     base_learner : sklearn regressor, default=None
@@ -192,7 +195,7 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         calibrate: bool = True,
         early_stopping="auto",
         validation_fraction: float = 0.1,
-        n_iter_no_change: int = 50,
+        n_iter_no_change: int = 20,
         links: dict | None = None,
         base_learner=None,
         random_state=None,
