@@ -415,3 +415,26 @@ def test_natural_step_with_monte_carlo_fisher_stays_stable():
         "negative_binomial", **{k: np.full(len(y_te), v) for k, v in model.init_params_.items()}
     )
     assert -model.score(X_te, y_te) < marginal.nll(y_te).mean() - 0.2
+
+
+def test_calibration_of_a_censored_family_is_optimal_on_its_eval_set():
+    """Censored rows (bounds of shape (n, 2)) go through the same calibration: after fit, no
+    further shift of the dispersion parameter lowers the eval_set's censored NLL."""
+    from distboost.estimators import best_dispersion_shift
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 3))
+    t = np.exp(1 + X[:, 0] / 2 + rng.normal(size=600) * 0.5)
+    c = rng.exponential(8, size=600)
+    y = db.censored.right(np.minimum(t, c), (t <= c).astype(int))
+    model = db.DistributionalRegressor("censored_lognormal", random_state=0)
+    model.fit(X[:450], y[:450], eval_set=(X[450:], y[450:]))
+    assert np.isfinite(model.dispersion_shift_) and model.dispersion_shift_ != 0.0
+
+    def loss(raw, data):
+        return model.family_.nll(raw, data["y"])
+
+    k = model.family_.param_names.index("scale")
+    raw = model.ensemble_.predict_raw(X[450:])
+    delta, _ = best_dispersion_shift(loss, raw, {"y": torch.as_tensor(y[450:])}, None, k)
+    assert abs(delta) < 2e-3
