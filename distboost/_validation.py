@@ -42,14 +42,26 @@ def check_X(estimator, X, *, reset: bool):
         X = X.copy()
         if reset:
             estimator._categories_ = {}
+        fitted = getattr(estimator, "_categories_", {})
         for col in X.columns:
             dtype = X[col].dtype
             is_cat = isinstance(dtype, pd.CategoricalDtype)
-            if is_cat or dtype is np.dtype(object) or pd.api.types.is_string_dtype(dtype):
+            textual = is_cat or dtype is np.dtype(object) or pd.api.types.is_string_dtype(dtype)
+            numeric = pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype)
+            all_missing = bool(X[col].isna().all())
+            if not reset and col in fitted and numeric:
+                # Categorical in fit, numeric now: pandas gives an all-missing batch of a
+                # categorical column float64 dtype; its rows are missing categories.
+                _check_numeric_categories(X[col], col, fitted[col], all_missing)
+                textual, numeric = True, False
+            elif not reset and col not in fitted and textual and all_missing:
+                # An all-missing batch (object dtype) of a column numeric in fit.
+                textual, numeric = False, True
+            if textual:
                 if reset:
                     cats = pd.Categorical(X[col]).categories
                     estimator._categories_[col] = list(cats)
-                cats = estimator._categories_.get(col)
+                cats = fitted.get(col)
                 if cats is None:
                     raise ValueError(
                         f"Column {col!r} of X is categorical at predict time but was "
@@ -59,7 +71,7 @@ def check_X(estimator, X, *, reset: bool):
                 values = X[col].astype(object)
                 values = values.where(values.isin(cats))
                 X[col] = pd.Categorical(values, categories=cats)
-            elif pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
+            elif numeric:
                 values = X[col].to_numpy(dtype=np.float64, na_value=np.nan)
                 n_inf = int(np.isinf(values).sum())
                 if n_inf:
@@ -75,6 +87,21 @@ def check_X(estimator, X, *, reset: bool):
     X = check_array(X, dtype=np.float64, ensure_all_finite="allow-nan", input_name="X")
     _check_n_features(estimator, X, reset=reset)
     return X
+
+
+def _check_numeric_categories(column: pd.Series, col, cats: list, all_missing: bool) -> None:
+    """A numeric predict-time column of a column categorical in fit must be all missing or
+    hold values of numeric categories (e.g. integer codes given without the category
+    dtype); numbers where the categories are strings are a mix-up, not unseen categories."""
+    if all_missing or all(isinstance(c, int | float | np.number) for c in cats):
+        return
+    n_set = int(column.notna().sum())
+    shown = ", ".join(repr(c) for c in cats[:5]) + (", ..." if len(cats) > 5 else "")
+    raise ValueError(
+        f"Column {col!r} of X was categorical in fit (categories {shown}) but is numeric at "
+        f"predict time with {n_set} of {len(column)} rows not missing; pass it with the "
+        "categories of fit (strings or a pandas Categorical)."
+    )
 
 
 def check_consistent_rows(**arrays) -> int:

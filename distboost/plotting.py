@@ -64,18 +64,50 @@ def intervals(dist, x=None, y=None, levels=(0.5, 0.9), ax=None, color="C0", fan=
     return ax
 
 
-def pit_histogram(dist, y, bins: int = 10, ax=None, random_state=0):
+def pit_histogram(dist, y, bins: int = 10, ax=None, random_state=None):
     """Histogram of the probability integral transform with the uniform reference.
 
+    For a continuous family, the histogram of ``F(y)``.  For a discrete family the plain
+    ``F(y)`` is not uniform even under the true model, so by default the bars are the
+    non-randomised PIT histogram of Czado, Gneiting & Held (2009, Biometrics 65, Section
+    2.1): bin ``j`` has height ``bins * (Fbar(j / bins) - Fbar((j - 1) / bins))`` with
+    ``Fbar`` = :func:`distboost.metrics.pit_cdf`, the expected histogram of the randomised
+    PIT; give ``random_state`` to draw the histogram of one randomised PIT instead
+    (:func:`distboost.metrics.pit`).
+
     The shaded band is the central 95% range of a bin's height under perfect calibration
-    (binomial with ``p = 1 / bins``).  Heights are densities (uniform = 1).
+    (binomial with ``p = 1 / bins``; conservative for the non-randomised histogram, whose
+    heights vary less).  Heights are densities (uniform = 1).
+
+    Parameters
+    ----------
+    dist : Predictive of length n
+    y : array_like of shape (n,)
+        Exact observations.
+    bins : int
+    ax : matplotlib Axes, optional
+    random_state : None, int or numpy Generator
+        Discrete families only: None draws the deterministic non-randomised histogram, a
+        seed or Generator the histogram of randomised PIT values.
+
+    Returns
+    -------
+    matplotlib Axes
     """
     from scipy.stats import binom
 
+    from .metrics import pit_cdf
+
     ax = _axes(ax)
-    u = dist.pit(y, random_state=random_state)
-    n = len(u)
-    ax.hist(u, bins=bins, range=(0, 1), density=True, color="C0", alpha=0.8, edgecolor="white")
+    n = len(dist)
+    style = {"color": "C0", "alpha": 0.8, "edgecolor": "white"}
+    if dist.family.discrete and random_state is None:
+        edges = np.linspace(0.0, 1.0, bins + 1)
+        heights = np.diff(pit_cdf(dist, y, edges)) * bins
+        ax.bar(edges[:-1], heights, width=1.0 / bins, align="edge", **style)
+    else:
+        u = dist.pit(y, random_state=random_state)
+        ax.hist(u, bins=bins, range=(0, 1), density=True, **style)
     lo, hi = binom.ppf([0.025, 0.975], n, 1.0 / bins) * bins / n
     ax.axhspan(lo, hi, color="grey", alpha=0.25, label="95% band, calibrated")
     ax.axhline(1.0, color="k", lw=1, ls="--")
@@ -87,16 +119,37 @@ def pit_histogram(dist, y, bins: int = 10, ax=None, random_state=0):
 
 
 def calibration(dist, y, levels=None, ax=None):
-    """Reliability diagram: nominal quantile level against the observed share of ``y`` below
-    the predicted quantile, with the diagonal."""
+    """Reliability diagram: nominal level against the observed share of PIT values at or
+    below it, with the diagonal.
+
+    The observed share is :func:`distboost.metrics.pit_cdf`: for a continuous family the
+    share of ``y`` at or below its predicted quantile of that level, for a discrete family
+    the non-randomised PIT of Czado, Gneiting & Held (2009), without the upward bias of
+    ``y <= quantile`` for counts.  :func:`distboost.metrics.calibration_error` is the mean
+    vertical distance of these points from the diagonal.
+
+    Parameters
+    ----------
+    dist : Predictive of length n
+    y : array_like of shape (n,)
+        Exact observations.
+    levels : array_like of shape (m,), optional
+        Nominal levels; 0.05, 0.10, ..., 0.95 by default.
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    from .metrics import pit_cdf
+
     ax = _axes(ax)
     levels = np.arange(0.05, 0.951, 0.05) if levels is None else np.asarray(levels, float)
-    y = np.asarray(y, dtype=float)
-    observed = (y[:, None] <= dist.quantile(levels)).mean(axis=0)
+    observed = pit_cdf(dist, y, levels)
     ax.plot([0, 1], [0, 1], color="k", lw=1, ls="--", label="perfect calibration")
     ax.plot(levels, observed, "o-", color="C0", label="model")
-    ax.set_xlabel("nominal quantile level")
-    ax.set_ylabel("observed share below the quantile")
+    ax.set_xlabel("nominal level")
+    ax.set_ylabel("observed share of PIT values <= level")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.legend(loc="best", fontsize="small")

@@ -62,6 +62,37 @@ def test_calibration_points(normal):
     np.testing.assert_allclose(ax.lines[0].get_xdata(), [0, 1])
 
 
+@pytest.fixture
+def poisson_truth():
+    rng = np.random.default_rng(0)
+    d = db.Predictive.from_params("poisson", rate=rng.uniform(0.2, 8.0, 20_000))
+    return d, d.sample(1, random_state=1)[0]
+
+
+def test_calibration_of_a_count_model_uses_the_non_randomised_pit(poisson_truth):
+    d, y = poisson_truth
+    levels = np.arange(0.05, 0.951, 0.05)
+    ax = db.plot.calibration(d, y)
+    observed = ax.lines[1].get_ydata()
+    np.testing.assert_allclose(observed, db.metrics.pit_cdf(d, y, levels))
+    # The true model lies on the diagonal (y <= quantile would be up to 0.2 above it).
+    assert np.abs(observed - levels).max() < 0.02
+
+
+def test_pit_histogram_of_a_count_model(poisson_truth):
+    d, y = poisson_truth
+    ax = db.plot.pit_histogram(d, y, bins=10)
+    heights = np.array([p.get_height() for p in ax.containers[0]])
+    edges = np.linspace(0, 1, 11)
+    np.testing.assert_allclose(heights, np.diff(db.metrics.pit_cdf(d, y, edges)) * 10)
+    assert np.abs(heights - 1.0).max() < 0.06  # flat for the true model
+    # With a seed: the histogram of one randomised PIT.
+    ax = db.plot.pit_histogram(d, y, bins=10, random_state=3)
+    drawn = np.array([p.get_height() for p in ax.containers[0]])
+    want, _ = np.histogram(d.pit(y, random_state=3), bins=10, range=(0, 1), density=True)
+    np.testing.assert_allclose(drawn, want)
+
+
 def test_compare_bars():
     table = pd.DataFrame({"family": ["a", "b", "c"], "nll_mean": [2.0, 1.0, np.nan],
                           "nll_std": [0.1, 0.2, np.nan]})

@@ -81,3 +81,48 @@ def test_eval_set_forms():
         check_eval_set([pair, pair])
     with pytest.raises(ValueError, match="tuple"):
         check_eval_set(np.zeros(3))
+
+
+def _categorical_fit():
+    import distboost as db
+
+    rng = np.random.default_rng(0)
+    n = 300
+    df = pd.DataFrame({"x": rng.normal(size=n), "s": rng.choice(["a", "b", "c"], n),
+                       "k": pd.Categorical(rng.choice(["u", "v"], n))})
+    y = df["x"] + 2.0 * (df["s"] == "a") - 1.5 * (df["k"] == "u") + rng.normal(size=n)
+    model = db.DistributionalRegressor(n_estimators=20, early_stopping=False, random_state=0)
+    return model.fit(df, y), df
+
+
+@pytest.mark.parametrize("col", ["s", "k"], ids=["string-column", "categorical-column"])
+@pytest.mark.parametrize("missing", [np.nan, None], ids=["float64-nan", "object-none"])
+def test_all_missing_categorical_batch_predicts_as_an_unseen_category(col, missing):
+    model, df = _categorical_fit()
+    batch = df.iloc[:6].copy()
+    batch[col] = missing  # pandas: float64 for NaN, object for None
+    unseen = df.iloc[:6].copy()
+    unseen[col] = pd.Categorical(["never seen"] * 6) if col == "k" else "never seen"
+    got, want = model.predict_dist(batch).params, model.predict_dist(unseen).params
+    for name in want:
+        np.testing.assert_array_equal(got[name], want[name])
+
+
+def test_all_missing_object_batch_of_a_numeric_column_is_numeric_nan():
+    est = _Est()
+    check_X(est, pd.DataFrame({"x": [1.0, 2.0], "g": ["a", "b"]}), reset=True)
+    out = check_X(est, pd.DataFrame({"x": [None, None], "g": ["a", None]}), reset=False)
+    assert out["x"].dtype == np.float64 and out["x"].isna().all()
+
+
+def test_numbers_for_string_categories_are_refused_but_numeric_categories_map():
+    est = _Est()
+    check_X(est, pd.DataFrame({"g": ["a", "b", "a"]}), reset=True)
+    with pytest.raises(ValueError, match=r"Column 'g' of X was categorical in fit \(categories "
+                       r"'a', 'b'\) but is numeric at predict time with 1 of 2 rows not missing"):
+        check_X(est, pd.DataFrame({"g": [1.0, np.nan]}), reset=False)
+    codes = _Est()
+    check_X(codes, pd.DataFrame({"g": pd.Categorical([1, 2, 3])}), reset=True)
+    out = check_X(codes, pd.DataFrame({"g": [3, 7, 1]}), reset=False)
+    assert isinstance(out["g"].dtype, pd.CategoricalDtype)
+    assert out["g"].isna().tolist() == [False, True, False]

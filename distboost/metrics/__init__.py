@@ -20,7 +20,7 @@ from .closed_form import (
     crps_studentt,
 )
 from .numerical import crps_numerical
-from .scorers import available_scorers, get_scorer
+from .scorers import available_scorers, get_scorer, predict_dist
 from .scores import (
     calibration_error,
     coverage,
@@ -33,6 +33,7 @@ from .scores import (
     nll,
     pinball,
     pit,
+    pit_cdf,
     sharpness,
 )
 from .survival import censored_nll, concordance_index, d_calibration, survival_crps
@@ -41,7 +42,9 @@ __all__ = [
     "CLOSED_FORMS", "crps_beta", "crps_exponential", "crps_gamma", "crps_gumbel",
     "crps_laplace", "crps_logistic", "crps_lognormal", "crps_negative_binomial", "crps_normal",
     "crps_poisson", "crps_studentt", "crps_numerical", "available_scorers", "get_scorer",
+    "predict_dist",
     "calibration_error", "coverage", "crps", "interval_score", "mean_crps",
-    "mean_interval_score", "mean_nll", "mean_pinball", "nll", "pinball", "pit", "sharpness",
+    "mean_interval_score", "mean_nll", "mean_pinball", "nll", "pinball", "pit", "pit_cdf",
+    "sharpness",
     "censored_nll", "concordance_index", "d_calibration", "survival_crps",
 ]

@@ -13,15 +13,31 @@ from .closed_form import CLOSED_FORMS
 from .numerical import crps_numerical
 
 __all__ = [
-    "crps", "nll", "pit", "coverage", "interval_score", "pinball", "calibration_error",
+    "crps", "nll", "pit", "pit_cdf", "coverage", "interval_score", "pinball", "calibration_error",
     "sharpness", "mean_crps", "mean_nll", "mean_interval_score", "mean_pinball",
 ]
 
 
-def _y(dist, y) -> np.ndarray:
+#: The scores of censored (n, 2) bounds, named in the error for exact-observation scores.
+SURVIVAL_SCORES = ("censored_nll", "survival_crps", "concordance_index", "d_calibration")
+
+
+def _y(dist, y, what: str = "This score") -> np.ndarray:
+    """``y`` as a float64 array of shape (n,), one exact observation per distribution.
+
+    ``what`` names the calling score in the errors: (n, 2) bounds of a censored target get
+    their own message naming the survival scores to use instead.
+    """
     y = np.asarray(y, dtype=np.float64)
     if y.ndim == 0:
         y = np.full(len(dist), float(y))
+    if y.ndim == 2 and y.shape == (len(dist), 2):
+        raise ValueError(
+            f"{what} needs exact observations, y of shape ({len(dist)},); got shape {y.shape}, "
+            "the (lower, upper) bounds of a censored target. Score censored targets with "
+            + ", ".join(f"db.metrics.{f}" for f in SURVIVAL_SCORES)
+            + " (scorers: get_scorer('censored_nll'), 'survival_crps', 'concordance_index')."
+        )
     if y.ndim != 1 or y.shape[0] != len(dist):
         raise ValueError(
             f"y has shape {y.shape} but the Predictive holds {len(dist)} distributions; "
@@ -62,7 +78,7 @@ def crps(dist, y, method: str = "auto") -> np.ndarray:
         "auto" uses the family's closed form when it has one (see ``CLOSED_FORMS``;
         Student's t with ``df <= 1`` has an infinite CRPS), else the numerical path.
     """
-    y = _y(dist, y)
+    y = _y(dist, y, "crps")
     name = dist.family.name
     known = name in CLOSED_FORMS and type(dist.family) is type(_registered(name))
     if method == "closed" and not known:
@@ -83,28 +99,88 @@ def _registered(name):
 
 def nll(dist, y) -> np.ndarray:
     """Negative log-likelihood (density or mass) per observation, shape (n,)."""
-    return -dist.log_prob(_y(dist, y))
+    return -dist.log_prob(_y(dist, y, "nll"))
+
+
+def _pit_bounds(dist, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(P(Y < y), P(Y <= y))`` per row: equal for a continuous family; for a count family
+    ``(F(ceil(y) - 1), F(y))``, the ends of the PIT interval of Czado, Gneiting & Held
+    (2009)."""
+    upper = dist.cdf(y)
+    if not dist.family.discrete:
+        return upper, upper
+    return dist.cdf(np.ceil(y) - 1.0), upper
 
 
 def pit(dist, y, random_state=0) -> np.ndarray:
     """Probability integral transform ``F(y)`` per observation, shape (n,).
 
-    For discrete families the randomised PIT ``F(y - 1) + U (F(y) - F(y - 1))`` with
-    ``U ~ Uniform(0, 1)`` drawn from ``random_state`` (Czado, Gneiting & Held 2009), which is
-    uniform when the forecast is calibrated.
+    For discrete families the randomised PIT ``F(y - 1) + V (F(y) - F(y - 1))`` with
+    ``V ~ Uniform(0, 1)`` drawn from ``random_state`` (Czado, Gneiting & Held 2009, Biometrics
+    65, Section 2.1), which is exactly uniform when the forecast is calibrated (the plain
+    ``F(y)`` is not: it piles up near 1).  The default ``random_state=0`` makes repeated calls
+    give the same values; :func:`pit_cdf` is the deterministic, non-randomised summary that
+    :func:`calibration_error` and the plots use.
+
+    Parameters
+    ----------
+    dist : Predictive of length n
+    y : array_like of shape (n,)
+        Exact observations.
+    random_state : None, int or numpy Generator
+        Source of ``V`` (discrete families only).
+
+    Returns
+    -------
+    ndarray of shape (n,), values in [0, 1]
     """
-    y = _y(dist, y)
-    upper = dist.cdf(y)
+    y = _y(dist, y, "pit")
+    lower, upper = _pit_bounds(dist, y)
     if not dist.family.discrete:
         return upper
-    lower = dist.cdf(y - 1.0)
-    u = np.random.default_rng(random_state).uniform(size=y.shape[0])
-    return lower + u * (upper - lower)
+    v = np.random.default_rng(random_state).uniform(size=y.shape[0])
+    return lower + v * (upper - lower)
+
+
+def pit_cdf(dist, y, u=None, sample_weight=None) -> np.ndarray:
+    """Mean cdf of the PIT at levels ``u``: the share of PIT values at or below each level.
+
+    For a continuous family this is the (weighted) share of rows with ``F(y_i) <= u``, i.e.
+    of observations at or below their predicted ``u``-quantile.  For a discrete family it is
+    the non-randomised PIT of Czado, Gneiting & Held (2009, Biometrics 65, Section 2.1):
+    row ``i`` contributes ``clip((u - F(y_i - 1)) / (F(y_i) - F(y_i - 1)), 0, 1)``, the
+    probability that its randomised PIT (:func:`pit`) is at most ``u``, so the result is the
+    expectation of the randomised version, deterministic, and equal to ``u`` in expectation
+    for a calibrated forecast of either kind.
+
+    Parameters
+    ----------
+    dist : Predictive of length n
+    y : array_like of shape (n,)
+        Exact observations.
+    u : array_like of shape (m,), optional
+        Levels in [0, 1]; 0.05, 0.10, ..., 0.95 by default.
+    sample_weight : array_like of shape (n,), optional
+
+    Returns
+    -------
+    ndarray of shape (m,)
+    """
+    y = _y(dist, y, "pit_cdf")
+    u = np.arange(0.05, 0.951, 0.05) if u is None else np.atleast_1d(np.asarray(u, float))
+    if u.ndim != 1 or not ((u >= 0) & (u <= 1)).all():
+        raise ValueError(f"PIT levels u must be a 1-D sequence in [0, 1]; got {u.tolist()}.")
+    lower, upper = _pit_bounds(dist, y)
+    width = (upper - lower)[:, None]
+    step = (u[None, :] >= upper[:, None]).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ramp = np.clip((u[None, :] - lower[:, None]) / width, 0.0, 1.0)
+    return np.atleast_1d(_mean(np.where(width > 0, ramp, step), sample_weight))
 
 
 def coverage(dist, y, level: float = 0.9, sample_weight=None) -> float:
     """Share of observations inside the central ``level`` interval (ends included)."""
-    y = _y(dist, y)
+    y = _y(dist, y, "coverage")
     lo, hi = dist.interval(_level(level)).T
     return float(_mean(((y >= lo) & (y <= hi)).astype(np.float64), sample_weight))
 
@@ -113,7 +189,7 @@ def interval_score(dist, y, level: float = 0.9) -> np.ndarray:
     """Interval score of the central ``level`` interval per observation (Gneiting & Raftery
     2007, eq. 43): ``(u - l) + (2/alpha)(l - y) 1{y < l} + (2/alpha)(y - u) 1{y > u}``
     with ``alpha = 1 - level``."""
-    y = _y(dist, y)
+    y = _y(dist, y, "interval_score")
     alpha = 1.0 - _level(level)
     lo, hi = dist.interval(1.0 - alpha).T
     return (hi - lo) + 2.0 / alpha * np.maximum(lo - y, 0.0) + 2.0 / alpha * np.maximum(y - hi, 0.0)
@@ -122,7 +198,7 @@ def interval_score(dist, y, level: float = 0.9) -> np.ndarray:
 def pinball(dist, y, q) -> np.ndarray:
     """Pinball (quantile) loss ``(1{y < x_q} - q)(x_q - y)`` per observation: shape (n,)
     for a scalar level, (n, m) for m levels (Koenker & Bassett 1978)."""
-    y = _y(dist, y)
+    y = _y(dist, y, "pinball")
     q_arr = np.asarray(q, dtype=np.float64)
     for level in np.atleast_1d(q_arr):
         _level(level, "quantile level")
@@ -132,15 +208,35 @@ def pinball(dist, y, q) -> np.ndarray:
 
 
 def calibration_error(dist, y, levels=None, sample_weight=None) -> float:
-    """Mean absolute gap between nominal levels and the observed share of ``y`` below the
-    predicted quantile of each level (levels 0.05, 0.10, ..., 0.95 by default)."""
-    y = _y(dist, y)
+    """Mean absolute gap between nominal levels and the observed share of PIT values at or
+    below them (levels 0.05, 0.10, ..., 0.95 by default): ``mean_q |pit_cdf(q) - q|``.
+
+    For a continuous family the observed share is that of ``y`` at or below its predicted
+    ``q``-quantile.  For a discrete family it is the non-randomised PIT of Czado, Gneiting &
+    Held (2009) (see :func:`pit_cdf`): the share of ``y`` at or below the ``q``-quantile
+    would be biased upwards (``P(Y <= F^{-1}(q)) >= q`` for counts, so even the true model
+    of a Poisson or Bernoulli target would score far from 0).  A calibrated forecast scores
+    about ``0.33 / sqrt(n)`` (continuous) or less (discrete) on the default levels.
+
+    Parameters
+    ----------
+    dist : Predictive of length n
+    y : array_like of shape (n,)
+        Exact observations.
+    levels : array_like of shape (m,), optional
+        Nominal levels in (0, 1).
+    sample_weight : array_like of shape (n,), optional
+
+    Returns
+    -------
+    float
+    """
+    y = _y(dist, y, "calibration_error")
     levels = np.arange(0.05, 0.951, 0.05) if levels is None else np.asarray(levels, float)
-    for level in levels:
+    for level in np.atleast_1d(levels):
         _level(level)
-    below = (y[:, None] <= dist.quantile(levels)).astype(np.float64)
-    observed = _mean(below, sample_weight)
-    return float(np.mean(np.abs(np.asarray(observed) - levels)))
+    observed = pit_cdf(dist, y, np.atleast_1d(levels), sample_weight)
+    return float(np.mean(np.abs(observed - np.atleast_1d(levels))))
 
 
 def sharpness(dist, level: float = 0.9, sample_weight=None) -> float:

@@ -77,6 +77,89 @@ def test_calibration_error_small_when_calibrated_large_when_not():
     assert metrics.calibration_error(_normal(np.zeros(y.size), 0.5), y) > 0.1
 
 
+def _discrete_truth(name, n=20_000, seed=0):
+    """A Predictive of ``name`` with parameters varying by row, and draws from it."""
+    rng = np.random.default_rng(seed)
+    params = {
+        "poisson": {"rate": rng.uniform(0.2, 8.0, n)},
+        "negative_binomial": {"total_count": rng.uniform(0.5, 5.0, n),
+                              "probs": rng.uniform(0.2, 0.8, n)},
+        "bernoulli": {"logits": rng.normal(0.0, 2.0, n)},
+    }[name]
+    d = db.Predictive.from_params(name, **params)
+    return d, d.sample(1, random_state=seed + 1)[0]
+
+
+@pytest.mark.parametrize("name", ["poisson", "negative_binomial", "bernoulli"])
+def test_calibration_error_of_the_true_discrete_model_is_small(name):
+    # The ordered discrete families (categorical has no cdf: its classes are unordered).
+    d, y = _discrete_truth(name)
+    assert metrics.calibration_error(d, y) < 0.02
+    # y <= quantile, the old definition, is biased for counts: far above 0.02 here.
+    levels = np.arange(0.05, 0.951, 0.05)
+    biased = np.mean(np.abs((y[:, None] <= d.quantile(levels)).mean(axis=0) - levels))
+    assert biased > 0.05
+    # A miscalibrated forecast still scores badly.
+    wrong = {"poisson": lambda p: {"rate": 1.5 * p["rate"]},
+             "negative_binomial": lambda p: {"total_count": 3.0 * p["total_count"],
+                                             "probs": p["probs"]},
+             "bernoulli": lambda p: {"logits": p["logits"] + 1.0}}[name](d.params)
+    assert metrics.calibration_error(db.Predictive.from_params(name, **wrong), y) > 0.04
+
+
+def test_pit_cdf_is_the_non_randomised_pit_of_czado_et_al():
+    d = db.Predictive.from_params("poisson", rate=[1.0, 1.0, 2.0])
+    y = np.array([0.0, 1.0, 3.0])
+    u = np.array([0.1, 0.5, 0.9])
+    f = st.poisson.cdf
+    lower, upper = f(y - 1, [1, 1, 2]), f(y, [1, 1, 2])
+    want = np.clip((u[None, :] - lower[:, None]) / (upper - lower)[:, None], 0, 1).mean(axis=0)
+    np.testing.assert_allclose(metrics.pit_cdf(d, y, u), want, rtol=1e-12)
+    # It is the expectation of the randomised PIT: the mean over many draws approaches it.
+    draws = np.stack([metrics.pit(d, y, random_state=s) for s in range(4000)])
+    np.testing.assert_allclose((draws[:, :, None] <= u).mean(axis=(0, 1)), want, atol=0.02)
+    # A continuous family: the share of y at or below its predicted u-quantile.
+    n = _normal(np.zeros(4), 1.0)
+    yc = np.array([-1.0, 0.2, 0.5, 2.0])
+    np.testing.assert_allclose(metrics.pit_cdf(n, yc, u),
+                               (yc[:, None] <= n.quantile(u)).mean(axis=0))
+    with pytest.raises(ValueError, match="PIT levels"):
+        metrics.pit_cdf(d, y, [0.5, 1.5])
+
+
+def test_categorical_calibration_error_says_classes_are_unordered():
+    from distboost.families.categorical import Categorical
+
+    d = db.Predictive(Categorical(n_classes=3), {f"logits_{k}": np.zeros(4) for k in range(3)})
+    with pytest.raises(ValueError, match="unordered classes"):
+        metrics.calibration_error(d, [0, 1, 2, 0])
+
+
+@pytest.mark.parametrize("score", ["crps", "nll", "pit", "pit_cdf", "coverage", "interval_score",
+                                   "pinball", "calibration_error", "mean_crps", "mean_nll"])
+def test_exact_scores_on_censored_bounds_name_the_survival_scores(score):
+    n = 206
+    d = db.Predictive.from_params("censored_weibull", scale=np.full(n, 2.0),
+                                  concentration=np.full(n, 1.5))
+    t = np.linspace(0.1, 5.0, n)
+    y = db.censored.right(t, np.arange(n) % 3 > 0)
+    args = {"interval_score": (0.9,), "pinball": (0.5,)}.get(score, ())
+    with pytest.raises(ValueError, match=(
+            rf"{score.removeprefix('mean_')} needs exact observations, y of shape \(206,\); "
+            r"got shape \(206, 2\), the \(lower, upper\) bounds of a censored target\. Score "
+            r"censored targets with db\.metrics\.censored_nll, db\.metrics\.survival_crps, "
+            r"db\.metrics\.concordance_index, db\.metrics\.d_calibration")):
+        getattr(metrics, score)(d, y, *args)
+
+
+def test_predictive_scores_on_censored_bounds_name_the_survival_scores():
+    d = db.Predictive.from_params("normal", loc=np.zeros(3), scale=1.0)
+    y = db.censored.right([1.0, 2.0, 3.0], [True, False, True])
+    for method in (d.crps, d.pit):
+        with pytest.raises(ValueError, match="needs exact observations.*survival_crps"):
+            method(y)
+
+
 def test_weights_equal_replication():
     d = _normal([0.0, 1.0, 2.0], [1.0, 2.0, 0.5])
     y = np.array([0.3, -1.0, 2.2])
