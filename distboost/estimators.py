@@ -8,8 +8,11 @@ usual arrays (mean, quantiles, intervals, parameters).
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
@@ -22,6 +25,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import families as _families
+from ._rounds import CV_FOLDS, cv_folds, select_rounds_by_cv, validation_mode
 from ._validation import (
     check_consistent_rows,
     check_eval_set,
@@ -30,14 +34,12 @@ from ._validation import (
     int_seed,
 )
 from .boosting import STEP_RULES, EngineParams, fit_boosting
+from .boosting.engine import FittedEnsemble
 from .families._fisher import make_fisher_fn
 from .predictive import Predictive
 
 __all__ = ["DistributionalRegressor"]
 
-#: Rows above which ``early_stopping="auto"`` holds out a validation split (scikit-learn's
-#: HistGradientBoosting waits for 10,000; a distributional model overfits its scale sooner).
-AUTO_EARLY_STOPPING_ROWS = 200
 #: Bound of the dispersion calibration's raw shift (a factor of 20 on a log-linked scale).
 MAX_DISPERSION_SHIFT = 3.0
 
@@ -92,12 +94,18 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         number fitted on held-out rows removes that optimism (the regression analogue of
         temperature scaling, Guo et al. 2017; Levi et al. 2022).  The shift is in
         ``dispersion_shift_``; families without a dispersion parameter are left alone.
-    early_stopping : "auto" or bool, default="auto"
-        Stop when the validation NLL has not improved for ``n_iter_no_change`` rounds.
-        "auto": on when the training set has more than 200 rows (so that a 10 % split
-        holds at least 20 rows): without it the default rounds overfit small data and the
-        predicted scale shrinks (coverage 0.74 instead of 0.9 on the 1,000-row sine).  An
-        ``eval_set`` given to ``fit`` is always used for early stopping.
+    early_stopping : {"auto", "cv", "holdout"} or bool, default="auto"
+        How the number of rounds is chosen, on rows the trees do not see: stop when the
+        (calibrated) validation NLL has not improved for ``n_iter_no_change`` rounds.
+        "cv": by K-fold cross-validation on the training rows (5 folds; each round judged
+        by the folds' mean validation NLL), then a refit on all rows for the best round,
+        with the dispersion calibrated on the out-of-fold predictions.  "holdout": on a
+        seeded split of ``validation_fraction`` of the rows.  "auto" (and True): "cv" below
+        1,000 training rows, "holdout" above (see ``distboost._rounds``): a 10 % split of
+        a few hundred rows is too small to choose the round and the calibration by, and
+        boosting every round of ``n_estimators`` on small data collapses the predicted
+        spread.  False: every round is kept.  An ``eval_set`` given to ``fit`` is always
+        the validation set.  ``early_stopping_`` records what was used.
     validation_fraction : float, default=0.1
         Share of the training rows held out for early stopping when no ``eval_set`` is given.
     n_iter_no_change : int, default=20
@@ -130,15 +138,20 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         applied); already included in ``ensemble_.init_raw``.
     raw_floor_ : ndarray of shape (K,)
         Lower bound of each raw score (``-inf`` but for a ``scale`` parameter, floored at
-        ``1e-6 x mean |y|``; see ``Family.param_floors``), applied in training and prediction.
+        ``1e-6`` x the standard deviation of ``y``; see ``Family.param_floors``), applied in
+        training and prediction.
+    early_stopping_ : str
+        Where the validation rows came from: "eval_set", "cv", "holdout", "none" or
+        "constant" (a single training row: the start values are kept).
     n_iter_ : int
-        Rounds run.
+        Rounds run (of the refit on all rows after cross-validation).
     best_iteration_ : int
         Rounds kept (the best validation round when early stopping).
     num_leaves_, min_child_samples_ : int
         The tree sizes used ("auto" resolved for the training rows).
     evals_result_ : dict
-        Loss history per round: ``{"train": {"nll": [...]}, "valid": {"nll": [...]}}``.
+        Loss history per round: ``{"train": {"nll": [...]}, "valid": {"nll": [...]}}``;
+        after cross-validation "valid" is the folds' weighted mean (as ``lightgbm.cv``).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X is a DataFrame with string column names.
@@ -168,7 +181,7 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         "reg_lambda": [Interval(Real, 0.0, None, closed="left")],
         "max_bin": [Interval(Integral, 2, None, closed="left")],
         "calibrate": ["boolean"],
-        "early_stopping": [StrOptions({"auto"}), "boolean"],
+        "early_stopping": [StrOptions({"auto", "cv", "holdout"}), "boolean"],
         "validation_fraction": [Interval(Real, 0.0, 1.0, closed="neither")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "links": [dict, None],
@@ -251,48 +264,25 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         sample_weight = check_sample_weight(sample_weight, n)
         eval_set = check_eval_set(eval_set)
 
-        X, y, sample_weight, X_val, y_val, w_val = _validation_rows(
-            self, family, X, y, sample_weight, eval_set
-        )
-        init_params = family.init(y, sample_weight)
-        init_params, init_raw, raw_floor = _floored_start(family, init_params, y)
-        self.raw_floor_ = raw_floor
-        floor_t = torch.as_tensor(raw_floor)
-
-        def loss(raw, data):
-            return family.nll(torch.maximum(raw, floor_t), data["y"])
-
-        step = family.default_step if self.step == "auto" else self.step
-        fisher = None
-        if step in ("fisher", "natural"):
-            fisher = make_fisher_fn(family, seed=self._seed())
-        valid_score = None
-        dispersion = getattr(family, "dispersion_param", None)
-        if self.calibrate and dispersion is not None and X_val is not None:
-            # Early stopping judges each round as it will be used: after calibration.
-            search = DispersionSearch(loss, {"y": torch.as_tensor(y_val)}, w_val,
-                                      family.param_names.index(dispersion))
-            last = {"shift": 0.0}
-
-            def valid_score(raw, data, weight):
-                last["shift"], value = search(raw, center=last["shift"])
-                return value
-
-        self.ensemble_ = fit_boosting(
-            loss, init_raw, X, {"y": torch.as_tensor(y)},
-            params=self._engine_params(step, len(y)),
-            sample_weight=sample_weight,
-            X_val=X_val,
-            data_val=None if y_val is None else {"y": torch.as_tensor(y_val)},
-            sample_weight_val=w_val,
-            fisher=fisher,
-            valid_score=valid_score,
-        )
-        self.dispersion_shift_ = 0.0
-        if self.calibrate and X_val is not None:
-            self.dispersion_shift_ = calibrate_dispersion(
-                self.ensemble_, family, loss, X_val, torch.as_tensor(y_val), w_val
+        mode = validation_mode(self.early_stopping, n, eval_set is not None)
+        if mode == "cv":
+            run = self._fit_cross_validated(family, X, y, sample_weight)
+        else:
+            X, y, sample_weight, X_val, y_val, w_val = _validation_rows(
+                self, family, X, y, sample_weight, eval_set, mode
             )
+            run = self._fit_rows(family, X, y, sample_weight, X_val, y_val, w_val,
+                                 n_estimators=1 if mode == "constant" else None)
+            if mode == "constant":
+                run.ensemble.best_iteration_ = 0
+            if self.calibrate and X_val is not None:
+                run.shift = calibrate_dispersion(run.ensemble, family, run.loss, X_val,
+                                                 torch.as_tensor(y_val), w_val)
+        self.ensemble_ = run.ensemble
+        self.raw_floor_ = run.raw_floor
+        self.dispersion_shift_ = run.shift
+        self.early_stopping_ = mode
+        init_params, step = run.init_params, run.step
         self.step_ = step
         self.family_ = family
         self.init_params_ = init_params
@@ -302,15 +292,110 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
             split: {"nll": list(v.get("loss", []))}
             for split, v in self.ensemble_.evals_result_.items()
         }
+        if run.cv_curve is not None:
+            self.evals_result_["valid"] = {"nll": list(run.cv_curve[1:])}
         return self
+
+    def _fit_rows(self, family, X, y, sample_weight, X_val=None, y_val=None, w_val=None,
+                  n_estimators: int | None = None) -> _Run:
+        """One boosting run on the given rows: start values, loss, engine.
+
+        Early stopping (and the per-round calibrated validation score) when validation rows
+        are given; ``n_estimators`` overrides the estimator's cap (the refit after
+        cross-validation).  The returned run's ``valid_curve`` holds the validation score
+        after rounds ``0..R`` (round 0: the start values).
+        """
+        init_params = family.init(y, sample_weight)
+        init_params, init_raw, raw_floor = _floored_start(family, init_params, y)
+        floor_t = torch.as_tensor(raw_floor)
+
+        def loss(raw, data):
+            return family.nll(torch.maximum(raw, floor_t), data["y"])
+
+        step = family.default_step if self.step == "auto" else self.step
+        fisher = None
+        if step in ("fisher", "natural"):
+            fisher = make_fisher_fn(family, seed=self._seed())
+        valid_score, data_val, start_score = None, None, None
+        if X_val is not None:
+            data_val = {"y": torch.tensor(y_val)}
+            dispersion = getattr(family, "dispersion_param", None)
+            if self.calibrate and dispersion is not None:
+                # Early stopping judges each round as it will be used: after calibration.
+                search = DispersionSearch(loss, data_val, w_val,
+                                          family.param_names.index(dispersion))
+                last = {"shift": 0.0}
+
+                def valid_score(raw, data, weight):
+                    last["shift"], value = search(raw, center=last["shift"])
+                    return value
+
+                start_score = valid_score
+            else:
+                start_score = functools.partial(_mean_loss, loss)
+            start_score = start_score(np.tile(init_raw, (len(y_val), 1)), data_val, w_val)
+        params = self._engine_params(step, len(y))
+        if n_estimators is not None:
+            params.n_estimators = n_estimators
+        if X_val is None:
+            params.early_stopping_rounds = None
+        ensemble = fit_boosting(
+            loss, init_raw, X, {"y": torch.tensor(y)},
+            params=params,
+            sample_weight=sample_weight,
+            X_val=X_val,
+            data_val=data_val,
+            sample_weight_val=w_val,
+            fisher=fisher,
+            valid_score=valid_score,
+        )
+        curve = None
+        if X_val is not None:
+            curve = np.array([start_score, *ensemble.evals_result_["valid"]["loss"]])
+        return _Run(ensemble, loss, raw_floor, init_params, step, curve)
+
+    def _fit_cross_validated(self, family, X, y, sample_weight) -> _Run:
+        """Rounds chosen by K-fold cross-validation, then a refit on all rows.
+
+        Each fold is a full fit (its own start values, early stopping at the estimator's
+        patience, each round judged after its own best dispersion shift); the kept round
+        minimises the folds' weighted mean validation score (:func:`best_cv_round`; round 0
+        keeps the start values).  The dispersion shift is fitted on the out-of-fold
+        predictions at that round, so it corrects the optimism of trees fitted on the rows
+        they are judged on, as the held-out shift does on large data.
+        """
+        n = len(y)
+        w = np.ones(n) if sample_weight is None else sample_weight
+        folds = cv_folds(n, self._seed(), _class_strata(family, y, 1.0 / CV_FOLDS))
+
+        def fit_fold(train, valid):
+            return self._fit_rows(family, _take(X, train), y[train],
+                                  None if sample_weight is None else sample_weight[train],
+                                  _take(X, valid), y[valid],
+                                  None if sample_weight is None else sample_weight[valid])
+
+        weights = [float(w[valid].sum()) for _, valid in folds]
+        best, runs = select_rounds_by_cv(fit_fold, folds, weights)
+        oof = np.empty((n, family.n_params))
+        for run, (_, valid) in zip(runs, folds, strict=True):
+            oof[valid] = np.maximum(
+                run.ensemble.predict_raw(_take(X, valid), num_iteration=best), run.raw_floor)
+        final = self._fit_rows(family, X, y, sample_weight, n_estimators=max(best, 1))
+        final.ensemble.best_iteration_ = min(best, final.ensemble.n_iter_)
+        length = max(len(r.valid_curve) for r in runs)
+        curves = np.stack([np.pad(r.valid_curve, (0, length - len(r.valid_curve)), mode="edge")
+                           for r in runs])
+        final.cv_curve = np.average(curves, axis=0, weights=weights)
+        dispersion = getattr(family, "dispersion_param", None)
+        if self.calibrate and dispersion is not None:
+            k = family.param_names.index(dispersion)
+            final.shift, _ = best_dispersion_shift(final.loss, oof,
+                                                   {"y": torch.as_tensor(y)}, sample_weight, k)
+            final.ensemble.init_raw[k] += final.shift
+        return final
 
     def _seed(self) -> int:
         return int_seed(self.random_state)
-
-    def _use_early_stopping(self, n: int) -> bool:
-        if self.early_stopping == "auto":
-            return n > AUTO_EARLY_STOPPING_ROWS
-        return bool(self.early_stopping)
 
     def _engine_params(self, step: str, n: int) -> EngineParams:
         leaves, min_rows = auto_tree_size(n)
@@ -447,16 +532,37 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         return tags
 
 
+def _mean_loss(loss, raw, data, weight) -> float:
+    """Weighted mean of ``loss`` at ``raw`` (ndarray of shape (n, K))."""
+    with torch.no_grad():
+        per_row = loss(torch.as_tensor(raw, dtype=torch.float64), data).numpy()
+    return float(np.average(per_row, weights=weight))
+
+
+@dataclass
+class _Run:
+    """One boosting run of :meth:`DistributionalRegressor._fit_rows`."""
+
+    ensemble: FittedEnsemble
+    loss: Callable
+    raw_floor: np.ndarray
+    init_params: dict
+    step: str
+    valid_curve: np.ndarray | None
+    shift: float = 0.0
+    cv_curve: np.ndarray | None = None
+
+
 def _take(X, idx):
     return X.iloc[idx] if isinstance(X, pd.DataFrame) else X[idx]
 
 
-def _validation_rows(estimator, family, X, y, sample_weight, eval_set):
+def _validation_rows(estimator, family, X, y, sample_weight, eval_set, mode: str):
     """The training rows and the validation rows of a fit (shared by the estimators).
 
-    The ``eval_set`` when given (validated against ``fit``'s X); otherwise, when
-    ``estimator._use_early_stopping(n)``, a seeded split holding out ``validation_fraction``
-    of the rows; otherwise no validation rows.
+    The ``eval_set`` when given (validated against ``fit``'s X); otherwise, when ``mode`` is
+    "holdout" (see :func:`~distboost._rounds.validation_mode`), a seeded split holding out
+    ``validation_fraction`` of the rows; otherwise no validation rows.
 
     Returns
     -------
@@ -469,7 +575,7 @@ def _validation_rows(estimator, family, X, y, sample_weight, eval_set):
         X_val = check_X(estimator, eval_set[0], reset=False)
         y_val = estimator._check_y(family, eval_set[1], name="y of eval_set")
         check_consistent_rows(X_val=X_val, y_val=y_val)
-    elif estimator._use_early_stopping(n):
+    elif mode == "holdout":
         idx_train, idx_val = train_test_split(
             np.arange(n), test_size=estimator.validation_fraction,
             random_state=estimator._seed(),
@@ -680,7 +786,7 @@ def _floored_start(family, init_params, y, what: str = "The target is constant o
         warnings.warn(
             f"{what}: the marginal {p!r} of family "
             f"{family.name!r} is {init_params[p]:.3g}, floored at {floors[p]:.3g} "
-            f"(1e-6 x mean |y|) so that the likelihood stays finite.",
+            "(see Family.param_floors) so that the likelihood stays finite.",
             UserWarning, stacklevel=3,
         )
         init_params[p] = floors[p]

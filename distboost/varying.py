@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from numbers import Integral
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -37,9 +38,16 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import families as _families
+from ._rounds import cv_folds, select_rounds_by_cv, validation_mode
 from ._validation import check_consistent_rows, check_eval_set, check_sample_weight, check_X
 from .boosting import STEP_RULES, EngineParams, fit_boosting
-from .estimators import DistributionalRegressor, _floored_start, _validation_rows
+from .estimators import (
+    DistributionalRegressor,
+    _floored_start,
+    _mean_loss,
+    _take,
+    _validation_rows,
+)
 from .families._fisher import make_fisher_fn
 from .families.censored import Censored
 from .families.support import REAL
@@ -460,7 +468,6 @@ class VaryingCoefficientRegressor(RegressorMixin, BaseEstimator):
     # its prediction methods need only ``family_`` and ``_raw(X)`` (the family's raw scores),
     # which this class defines.
     _seed = DistributionalRegressor._seed
-    _use_early_stopping = DistributionalRegressor._use_early_stopping
     _check_y = staticmethod(DistributionalRegressor._check_y)
     predict_params = DistributionalRegressor.predict_params
     predict_dist = DistributionalRegressor.predict_dist
@@ -499,10 +506,58 @@ class VaryingCoefficientRegressor(RegressorMixin, BaseEstimator):
         modifiers, modifier_names = _resolve_modifiers(self.effect_modifiers, X)
         probe = _LinearDesign(index, names, np.zeros(len(index)), np.ones(len(index)))
         probe.z1(X)  # NaN check on every row before any split
-        X, y, sample_weight, X_val, y_val, w_val = _validation_rows(
-            self, family, X, y, sample_weight, eval_set
-        )
+        mode = validation_mode(self.early_stopping, n, eval_set is not None)
+        if mode == "cv":
+            folds = cv_folds(n, self._seed())
+            w = np.ones(n) if sample_weight is None else sample_weight
 
+            def fit_fold(train, valid):
+                return self._fit_rows(
+                    family, index, names, modifiers, _take(X, train), y[train],
+                    None if sample_weight is None else sample_weight[train],
+                    _take(X, valid), y[valid],
+                    None if sample_weight is None else sample_weight[valid])
+
+            best, _ = select_rounds_by_cv(fit_fold, folds,
+                                          [float(w[v].sum()) for _, v in folds])
+            run = self._fit_rows(family, index, names, modifiers, X, y, sample_weight,
+                                 n_estimators=max(best, 1))
+            run.ensemble.best_iteration_ = min(best, run.ensemble.n_iter_)
+        else:
+            X, y, sample_weight, X_val, y_val, w_val = _validation_rows(
+                self, family, X, y, sample_weight, eval_set, mode
+            )
+            run = self._fit_rows(family, index, names, modifiers, X, y, sample_weight,
+                                 X_val, y_val, w_val,
+                                 n_estimators=1 if mode == "constant" else None)
+            if mode == "constant":
+                run.ensemble.best_iteration_ = 0
+        self.family_ = family
+        self.ensemble_ = run.ensemble
+        self.early_stopping_ = mode
+        design = run.design
+        self.linear_index_ = index
+        self.linear_features_ = design.names
+        self.linear_center_ = design.center
+        self.linear_scale_ = design.scale
+        self.modifier_index_ = modifiers
+        self.effect_modifiers_ = modifier_names
+        self.init_coef_ = self._original_scale(run.coef[None, :])[0]
+        self.init_params_ = {p: v for p, v in run.params.items() if p != "loc"}
+        self.raw_floor_ = run.raw_floor
+        self.n_iter_ = self.ensemble_.n_iter_
+        self.best_iteration_ = self.ensemble_.best_iteration_
+        self.evals_result_ = {
+            split: {"nll": list(v.get("loss", []))}
+            for split, v in self.ensemble_.evals_result_.items()
+        }
+        return self
+
+    def _fit_rows(self, family, index, names, modifiers, X, y, sample_weight, X_val=None,
+                  y_val=None, w_val=None, n_estimators=None) -> SimpleNamespace:
+        """One boosting run on the given rows (see ``DistributionalRegressor._fit_rows``):
+        the linear design and start from these rows, then the engine.  ``valid_curve``
+        holds the validation NLL after rounds ``0..R`` when validation rows are given."""
         x = _columns(X, index)
         w = np.full(len(y), 1.0 / len(y)) if sample_weight is None else (
             sample_weight / sample_weight.sum())
@@ -543,34 +598,29 @@ class VaryingCoefficientRegressor(RegressorMixin, BaseEstimator):
                 return chain_rule_fisher(info, data["z1"], loc_index, complete)
 
         data = {"y": torch.tensor(y), "z1": torch.as_tensor(z1)}
-        data_val = None
+        data_val, start_score = None, None
         if y_val is not None:
             data_val = {"y": torch.tensor(y_val), "z1": torch.as_tensor(z1_val)}
-        self.ensemble_ = fit_boosting(
+            start_score = _mean_loss(loss, np.tile(init_raw, (len(y_val), 1)), data_val,
+                                     w_val)
+        params_engine = self._engine_params()
+        if n_estimators is not None:
+            params_engine.n_estimators = n_estimators
+        if X_val is None:
+            params_engine.early_stopping_rounds = None
+        ensemble = fit_boosting(
             loss, init_raw, _take_columns(X, modifiers), data,
-            params=self._engine_params(),
+            params=params_engine,
             sample_weight=sample_weight,
             X_val=None if X_val is None else _take_columns(X_val, modifiers),
             data_val=data_val, sample_weight_val=w_val,
             fisher=fisher,
         )
-        self.family_ = family
-        self.linear_index_ = index
-        self.linear_features_ = names
-        self.linear_center_ = center
-        self.linear_scale_ = spread
-        self.modifier_index_ = modifiers
-        self.effect_modifiers_ = modifier_names
-        self.init_coef_ = self._original_scale(coef[None, :])[0]
-        self.init_params_ = {p: v for p, v in params.items() if p != "loc"}
-        self.raw_floor_ = raw_floor
-        self.n_iter_ = self.ensemble_.n_iter_
-        self.best_iteration_ = self.ensemble_.best_iteration_
-        self.evals_result_ = {
-            split: {"nll": list(v.get("loss", []))}
-            for split, v in self.ensemble_.evals_result_.items()
-        }
-        return self
+        curve = None
+        if y_val is not None:
+            curve = np.array([start_score, *ensemble.evals_result_["valid"]["loss"]])
+        return SimpleNamespace(ensemble=ensemble, design=design, coef=coef, params=params,
+                               raw_floor=raw_floor, valid_curve=curve)
 
     def _engine_params(self) -> EngineParams:
         return EngineParams(

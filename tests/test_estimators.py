@@ -146,19 +146,25 @@ def test_eval_set_enables_early_stopping():
     assert len(model.evals_result_["valid"]["nll"]) == model.n_iter_
 
 
-def test_early_stopping_auto_above_200_rows():
+def test_early_stopping_auto_cross_validates_below_1000_rows():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 2))
     y = rng.normal(size=200)
     model = db.DistributionalRegressor(n_estimators=30, random_state=0).fit(X, y)
-    assert model.n_iter_ == 30 and "valid" not in model.evals_result_
-    model = db.DistributionalRegressor(n_estimators=30, random_state=0).fit(
-        np.vstack([X, X[:1]]), np.r_[y, y[:1]])
-    assert "valid" in model.evals_result_
+    assert model.early_stopping_ == "cv" and "valid" in model.evals_result_
+    # Pure noise: cross-validation keeps (close to) the start values, never all 30 rounds.
+    assert model.best_iteration_ < 30
+    X2, y2 = rng.normal(size=(1000, 2)), rng.normal(size=1000)
+    model = db.DistributionalRegressor(n_estimators=30, random_state=0).fit(X2, y2)
+    assert model.early_stopping_ == "holdout" and "valid" in model.evals_result_
+    for option, mode in [("cv", "cv"), ("holdout", "holdout"), (True, "cv")]:
+        model = db.DistributionalRegressor(n_estimators=5, early_stopping=option,
+                                           random_state=0).fit(X, y)
+        assert model.early_stopping_ == mode
     model = db.DistributionalRegressor(
         n_estimators=30, early_stopping=False, random_state=0
     ).fit(np.vstack([X, X]), np.r_[y, y])
-    assert "valid" not in model.evals_result_
+    assert "valid" not in model.evals_result_ and model.n_iter_ == 30
 
 
 @pytest.mark.parametrize("n, leaves, min_rows", [
@@ -392,7 +398,7 @@ def test_sklearn_compatible_estimator(estimator, check):
 
 def test_verbose_prints_a_progress_line(capsys):
     X, y, _ = make_heteroscedastic_sine(300, random_state=9)
-    db.DistributionalRegressor(n_estimators=20, verbose=10, early_stopping=True,
+    db.DistributionalRegressor(n_estimators=20, verbose=10, early_stopping="holdout",
                                random_state=0).fit(X, y)
     lines = [ln for ln in capsys.readouterr().out.splitlines() if "train loss" in ln]
     assert len(lines) == 3  # rounds 1, 10 and 20

@@ -307,21 +307,32 @@ class Family:
         zero = torch.zeros((1, self.n_params), dtype=torch.float64)
         return {p: float(v[0]) for p, v in self.params_from_raw(zero).items()}
 
-    #: Relative floor of a ``scale`` parameter: ``SCALE_FLOOR * mean |y|`` (see
+    #: Relative floor of a ``scale`` parameter: ``SCALE_FLOOR`` times the spread of ``y`` (see
     #: :meth:`param_floors`).
     SCALE_FLOOR = 1e-6
 
     def param_floors(self, y: np.ndarray) -> dict[str, float]:
         """Lower bounds of parameters that must not collapse to zero (natural scale).
 
-        A ``scale`` parameter is floored at ``1e-6 * mean |y|`` (``1e-6`` for an all-zero
-        target): a constant or near-constant target would otherwise drive it to zero and the
-        likelihood to infinity.  Families without a ``scale`` parameter have no floor.
+        A ``scale`` parameter is floored at ``1e-6`` times the standard deviation of the
+        finite values of ``y``: a near-constant target (or a leaf of identical values) would
+        otherwise drive it to zero and the likelihood to infinity.  The floor follows the
+        spread, not the magnitude, so that ``1e9 + N(0, 1)`` keeps its unit scale.  Two
+        guards: at least ``1e-12 * mean |y|`` (float64 resolves no finer relative
+        differences), and for a constant target (no spread) ``1e-6 * mean |y|`` (``1e-6`` for
+        an all-zero target).  Families without a ``scale`` parameter have no floor.
         """
         if "scale" not in self.param_names:
             return {}
-        magnitude = float(np.mean(np.abs(y))) if np.size(y) else 0.0
-        return {"scale": self.SCALE_FLOOR * (magnitude if magnitude > 0 else 1.0)}
+        y = np.asarray(y, dtype=np.float64)
+        y = y[np.isfinite(y)]
+        if y.size == 0:
+            return {"scale": self.SCALE_FLOOR}
+        magnitude = float(np.mean(np.abs(y)))
+        spread = float(np.std(y))
+        if not spread > 1e-12 * magnitude:  # constant up to rounding
+            return {"scale": self.SCALE_FLOOR * (magnitude if magnitude > 0 else 1.0)}
+        return {"scale": max(self.SCALE_FLOOR * spread, 1e-12 * magnitude)}
 
     def init_raw(self, y, sample_weight=None) -> np.ndarray:
         """:meth:`init` on the raw scale: ndarray of shape (K,)."""

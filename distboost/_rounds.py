@@ -1,0 +1,142 @@
+"""How many boosting rounds to keep: where the validation rows come from, and the number of
+rounds chosen by K-fold cross-validation on small training sets.
+
+A boosted distributional model must stop before its trees start fitting the training rows'
+noise: past that point the fitted spread shrinks and every interval becomes too narrow.  The
+stopping round is judged on rows the trees did not see.  With few rows a single held-out
+split is too small to judge by (20 rows of 200: the chosen round and the dispersion
+calibration are noise), so below :data:`CV_MAX_ROWS` training rows the estimators choose the
+number of rounds by K-fold cross-validation on the training rows and refit on all of them
+(the rule of ``xgboost.cv`` / ``lightgbm.cv`` and of GAMLSS boosting, Mayr et al. 2012), and
+calibrate the dispersion on the out-of-fold predictions.  Above it a seeded held-out split of
+``validation_fraction`` of the rows is large enough (at least 100 rows) and costs one fit.
+
+References
+----------
+Mayr, Fenske, Hofner, Kneib & Schmid (2012), Generalized additive models for location, scale
+and shape for high dimensional data: a flexible approach based on boosting, JRSS C 61(3)
+(the stopping iteration of gamboostLSS chosen by cross-validation or bootstrap).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from sklearn.model_selection import KFold, StratifiedKFold
+
+__all__ = ["CV_MAX_ROWS", "CV_FOLDS", "validation_mode", "cv_folds", "best_cv_round",
+           "select_rounds_by_cv"]
+
+#: Training rows below which ``early_stopping="auto"`` chooses the rounds by cross-validation.
+CV_MAX_ROWS = 1000
+#: Folds of that cross-validation (fewer when there are fewer rows).
+CV_FOLDS = 5
+
+
+def validation_mode(early_stopping, n: int, has_eval_set: bool) -> str:
+    """Where a fit's validation rows come from.
+
+    Parameters
+    ----------
+    early_stopping : {"auto", "cv", "holdout"} or bool
+        The estimator's option.  "auto" and True: cross-validation below
+        :data:`CV_MAX_ROWS` training rows, a held-out split above; False: no early stopping.
+    n : int
+        Training rows.
+    has_eval_set : bool
+        An ``eval_set`` given to ``fit`` is always the validation set.
+
+    Returns
+    -------
+    str
+        "eval_set", "cv", "holdout", "none" (every round is kept) or "constant" (cross-
+        validation asked for on a single row: the start values are kept).
+    """
+    if has_eval_set:
+        return "eval_set"
+    if early_stopping is False:
+        return "none"
+    if early_stopping in ("auto", True):
+        early_stopping = "cv" if n < CV_MAX_ROWS else "holdout"
+    if early_stopping == "cv" and n < 2:
+        return "constant"  # nothing to cross-validate on: keep the start values
+    return str(early_stopping)
+
+
+def cv_folds(n: int, random_state: int, strata: np.ndarray | None = None,
+             n_splits: int = CV_FOLDS) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Shuffled K-fold splits of ``n`` rows (stratified by ``strata`` when given).
+
+    Returns
+    -------
+    list of (train_index, validation_index)
+        ``min(n_splits, n)`` pairs of integer arrays.
+    """
+    k = min(n_splits, n)
+    rows = np.arange(n)
+    if strata is not None and np.unique(strata, return_counts=True)[1].min() >= k:
+        return list(StratifiedKFold(k, shuffle=True, random_state=random_state)
+                    .split(rows, strata))
+    return list(KFold(k, shuffle=True, random_state=random_state).split(rows))
+
+
+def best_cv_round(curves: Sequence[np.ndarray], weights: Sequence[float],
+                  one_se: bool = True) -> int:
+    """The round minimising the weighted mean of the folds' validation curves.
+
+    Parameters
+    ----------
+    curves : sequence of ndarray
+        One per fold: the validation score after rounds ``0, 1, ..., R_i`` (round 0 is the
+        start values).  A fold that stopped early (at ``R_i``) keeps its last score for the
+        later rounds: its score had stopped improving there.
+    weights : sequence of float
+        Each fold's validation weight (its rows, or their summed sample weights).
+
+    Returns
+    -------
+    int
+        The best round (0 keeps the start values).
+    """
+    length = max(len(c) for c in curves)
+    padded = np.stack([np.pad(np.asarray(c, dtype=np.float64), (0, length - len(c)),
+                              mode="edge") for c in curves])
+    padded = np.where(np.isfinite(padded), padded, np.inf)
+    w = np.asarray(weights, dtype=np.float64) / np.sum(weights)
+    with np.errstate(invalid="ignore"):
+        mean = w @ padded
+    if not np.isfinite(mean).any():
+        return 0
+    best = int(np.argmin(mean))
+    if not one_se:
+        return best
+    # One-standard-error rule (Breiman et al. 1984, sec. 3.4.3; glmnet's lambda.1se): the
+    # earliest round whose mean is within one standard error of the best round's, the
+    # standard error from the spread of the folds' scores around their weighted mean there.
+    spread = padded[:, best] - mean[best]
+    se = math.sqrt(float(w @ spread**2) / max(len(w) - 1, 1))
+    return int(np.flatnonzero(mean <= mean[best] + se)[0])
+
+
+def select_rounds_by_cv(fit_fold: Callable, folds, weights) -> tuple[int, list]:
+    """Run ``fit_fold(train_index, validation_index)`` on every fold and pick the round.
+
+    Parameters
+    ----------
+    fit_fold : callable
+        Returns an object with ``valid_curve`` (ndarray of the validation scores after
+        rounds ``0..R``, see :func:`best_cv_round`).
+    folds : list of (train_index, validation_index)
+    weights : sequence of float
+        Validation weight of each fold.
+
+    Returns
+    -------
+    best_round : int
+    runs : list
+        What ``fit_fold`` returned, per fold (for out-of-fold predictions).
+    """
+    runs = [fit_fold(train, valid) for train, valid in folds]
+    return best_cv_round([r.valid_curve for r in runs], weights), runs
