@@ -27,7 +27,7 @@ import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
 __all__ = ["CV_MAX_ROWS", "CV_FOLDS", "validation_mode", "cv_folds", "best_cv_round",
-           "select_rounds_by_cv"]
+           "select_rounds_by_cv", "one_standard_error_choice"]
 
 #: Training rows below which ``early_stopping="auto"`` chooses the rounds by cross-validation.
 CV_MAX_ROWS = 1000
@@ -103,21 +103,51 @@ def best_cv_round(curves: Sequence[np.ndarray], weights: Sequence[float],
     length = max(len(c) for c in curves)
     padded = np.stack([np.pad(np.asarray(c, dtype=np.float64), (0, length - len(c)),
                               mode="edge") for c in curves])
-    padded = np.where(np.isfinite(padded), padded, np.inf)
+    if not one_se:
+        mean = np.asarray(weights, np.float64) @ np.where(np.isfinite(padded), padded, np.inf)
+        return int(np.argmin(mean)) if np.isfinite(mean).any() else 0
+    return one_standard_error_choice(padded, weights)
+
+
+def one_standard_error_choice(scores: np.ndarray, weights, paired: bool = False) -> int:
+    """The first candidate whose weighted mean fold score is within one standard error of
+    the best candidate's (Breiman et al. 1984, sec. 3.4.3; glmnet's ``lambda.1se``).
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_folds, n_candidates)
+        Validation score (lower is better) of each candidate on each fold, candidates
+        ordered from the simplest (first) to the most complex.
+    weights : sequence of float
+        Weight of each fold.
+    paired : bool
+        False: the standard error of the best candidate's mean, from the spread of its fold
+        scores.  True: of the mean difference between each candidate and the best, fold by
+        fold (the folds' common difficulty cancels; for small folds of very different
+        difficulty).
+
+    Returns
+    -------
+    int
+        The chosen candidate (0 when no candidate has a finite score).
+    """
+    scores = np.where(np.isfinite(scores), scores, np.inf)
     w = np.asarray(weights, dtype=np.float64) / np.sum(weights)
     with np.errstate(invalid="ignore"):
-        mean = w @ padded
+        mean = w @ scores
     if not np.isfinite(mean).any():
         return 0
     best = int(np.argmin(mean))
-    if not one_se:
-        return best
-    # One-standard-error rule (Breiman et al. 1984, sec. 3.4.3; glmnet's lambda.1se): the
-    # earliest round whose mean is within one standard error of the best round's, the
-    # standard error from the spread of the folds' scores around their weighted mean there.
-    spread = padded[:, best] - mean[best]
-    se = math.sqrt(float(w @ spread**2) / max(len(w) - 1, 1))
-    return int(np.flatnonzero(mean <= mean[best] + se)[0])
+    dof = max(len(w) - 1, 1)
+    if paired:
+        diff = scores - scores[:, [best]]
+        with np.errstate(invalid="ignore"):
+            se = np.sqrt(w @ (diff - (mean - mean[best])) ** 2 / dof)
+    else:
+        se = math.sqrt(float(w @ (scores[:, best] - mean[best]) ** 2) / dof)
+    with np.errstate(invalid="ignore"):
+        ok = np.isfinite(mean) & (mean <= mean[best] + se)
+    return int(np.flatnonzero(ok)[0])
 
 
 def select_rounds_by_cv(fit_fold: Callable, folds, weights) -> tuple[int, list]:

@@ -36,6 +36,7 @@ from ._validation import (
 from .boosting import STEP_RULES, EngineParams, fit_boosting
 from .boosting.engine import FittedEnsemble
 from .families._fisher import make_fisher_fn
+from .linear_start import LinearStart, choose_linear_start, fit_linear_start
 from .predictive import Predictive
 
 __all__ = ["DistributionalRegressor"]
@@ -94,6 +95,14 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         number fitted on held-out rows removes that optimism (the regression analogue of
         temperature scaling, Guo et al. 2017; Levi et al. 2022).  The shift is in
         ``dispersion_shift_``; families without a dispersion parameter are left alone.
+    linear_start : "auto" or bool, default="auto"
+        When the rounds are chosen by cross-validation (``early_stopping_ == "cv"``, small
+        data), start boosting from a ridge-penalised linear model of every raw parameter
+        (GAMLSS; the AFT model for censored times) if cross-validation prefers it to the
+        constant start by more than one standard error; the trees then add only what the
+        data support beyond it (:mod:`distboost.linear_start`).  Numeric columns enter
+        standardised (NaN at the mean), categoricals as centred one-hot columns.  False:
+        always the constant start (the weighted marginal MLE).
     early_stopping : {"auto", "cv", "holdout"} or bool, default="auto"
         How the number of rounds is chosen, on rows the trees do not see: stop when the
         (calibrated) validation NLL has not improved for ``n_iter_no_change`` rounds.
@@ -140,6 +149,8 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         Lower bound of each raw score (``-inf`` but for a ``scale`` parameter, floored at
         ``1e-6`` x the standard deviation of ``y``; see ``Family.param_floors``), applied in
         training and prediction.
+    linear_start_ : LinearStart or None
+        The linear part of the start (None: the constant start).
     early_stopping_ : str
         Where the validation rows came from: "eval_set", "cv", "holdout", "none" or
         "constant" (a single training row: the start values are kept).
@@ -181,6 +192,7 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         "reg_lambda": [Interval(Real, 0.0, None, closed="left")],
         "max_bin": [Interval(Integral, 2, None, closed="left")],
         "calibrate": ["boolean"],
+        "linear_start": [StrOptions({"auto"}), "boolean"],
         "early_stopping": [StrOptions({"auto", "cv", "holdout"}), "boolean"],
         "validation_fraction": [Interval(Real, 0.0, 1.0, closed="neither")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
@@ -206,6 +218,7 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         reg_lambda: float = 0.0,
         max_bin: int = 255,
         calibrate: bool = True,
+        linear_start="auto",
         early_stopping="auto",
         validation_fraction: float = 0.1,
         n_iter_no_change: int = 20,
@@ -227,6 +240,7 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         self.reg_lambda = reg_lambda
         self.max_bin = max_bin
         self.calibrate = calibrate
+        self.linear_start = linear_start
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
@@ -281,6 +295,7 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         self.ensemble_ = run.ensemble
         self.raw_floor_ = run.raw_floor
         self.dispersion_shift_ = run.shift
+        self.linear_start_ = run.linear
         self.early_stopping_ = mode
         init_params, step = run.init_params, run.step
         self.step_ = step
@@ -297,28 +312,34 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         return self
 
     def _fit_rows(self, family, X, y, sample_weight, X_val=None, y_val=None, w_val=None,
-                  n_estimators: int | None = None) -> _Run:
+                  n_estimators: int | None = None, penalty: float | None = None) -> _Run:
         """One boosting run on the given rows: start values, loss, engine.
 
         Early stopping (and the per-round calibrated validation score) when validation rows
         are given; ``n_estimators`` overrides the estimator's cap (the refit after
-        cross-validation).  The returned run's ``valid_curve`` holds the validation score
-        after rounds ``0..R`` (round 0: the start values).
+        cross-validation); ``penalty`` starts boosting from the penalised linear model of
+        :mod:`distboost.linear_start` instead of the constant.  The returned run's
+        ``valid_curve`` holds the validation score after rounds ``0..R`` (round 0: the
+        start values).
         """
-        init_params = family.init(y, sample_weight)
-        init_params, init_raw, raw_floor = _floored_start(family, init_params, y)
-        floor_t = torch.as_tensor(raw_floor)
-
-        def loss(raw, data):
-            return family.nll(torch.maximum(raw, floor_t), data["y"])
-
+        init_params, init_raw, raw_floor, loss = _family_loss(family, y, sample_weight)
+        data = {"y": torch.tensor(y)}
+        data_val = None if X_val is None else {"y": torch.tensor(y_val)}
+        linear = None
+        if penalty is not None:
+            linear = LinearStart.design_of(X)
+            Z = linear.design(X)
+            init_raw, linear.coef = fit_linear_start(loss, init_raw, Z, data, sample_weight,
+                                                     penalty, _slope_mask(family))
+            data["offset"] = torch.as_tensor(Z @ linear.coef)
+            if data_val is not None:
+                data_val["offset"] = torch.as_tensor(linear.offset(X_val))
         step = family.default_step if self.step == "auto" else self.step
         fisher = None
         if step in ("fisher", "natural"):
-            fisher = make_fisher_fn(family, seed=self._seed())
-        valid_score, data_val, start_score = None, None, None
+            fisher = _offset_fisher(make_fisher_fn(family, seed=self._seed()))
+        valid_score, start_score = None, None
         if X_val is not None:
-            data_val = {"y": torch.tensor(y_val)}
             dispersion = getattr(family, "dispersion_param", None)
             if self.calibrate and dispersion is not None:
                 # Early stopping judges each round as it will be used: after calibration.
@@ -340,7 +361,7 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         if X_val is None:
             params.early_stopping_rounds = None
         ensemble = fit_boosting(
-            loss, init_raw, X, {"y": torch.tensor(y)},
+            loss, init_raw, X, data,
             params=params,
             sample_weight=sample_weight,
             X_val=X_val,
@@ -352,35 +373,52 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         curve = None
         if X_val is not None:
             curve = np.array([start_score, *ensemble.evals_result_["valid"]["loss"]])
-        return _Run(ensemble, loss, raw_floor, init_params, step, curve)
+        return _Run(ensemble, loss, raw_floor, init_params, step, curve,
+                    linear=linear)
 
     def _fit_cross_validated(self, family, X, y, sample_weight) -> _Run:
         """Rounds chosen by K-fold cross-validation, then a refit on all rows.
 
-        Each fold is a full fit (its own start values, early stopping at the estimator's
+        First the start: the penalised linear model of every raw parameter when
+        ``linear_start`` and cross-validation prefer it to the constant
+        (:func:`~distboost.linear_start.choose_linear_start`).  Each fold is then a full
+        fit from that start (its own start values, early stopping at the estimator's
         patience, each round judged after its own best dispersion shift); the kept round
-        minimises the folds' weighted mean validation score (:func:`best_cv_round`; round 0
-        keeps the start values).  The dispersion shift is fitted on the out-of-fold
-        predictions at that round, so it corrects the optimism of trees fitted on the rows
-        they are judged on, as the held-out shift does on large data.
+        is the earliest whose folds' weighted mean validation score is within one standard
+        error of the best (:func:`best_cv_round`; round 0 keeps the start).  The dispersion
+        shift is fitted on the out-of-fold predictions at that round, so it corrects the
+        optimism of trees fitted on the rows they are judged on, as the held-out shift does
+        on large data.
         """
         n = len(y)
         w = np.ones(n) if sample_weight is None else sample_weight
         folds = cv_folds(n, self._seed(), _class_strata(family, y, 1.0 / CV_FOLDS))
+        penalty = None
+        if self.linear_start:
+            def make_loss(y_rows):
+                _, init_raw, _, loss = _family_loss(family, y_rows, None, warn=False)
+                return loss, init_raw
+
+            penalty = choose_linear_start(make_loss, X, y, sample_weight, folds,
+                                          LinearStart.design_of, _slope_mask(family))
 
         def fit_fold(train, valid):
             return self._fit_rows(family, _take(X, train), y[train],
                                   None if sample_weight is None else sample_weight[train],
                                   _take(X, valid), y[valid],
-                                  None if sample_weight is None else sample_weight[valid])
+                                  None if sample_weight is None else sample_weight[valid],
+                                  penalty=penalty)
 
         weights = [float(w[valid].sum()) for _, valid in folds]
         best, runs = select_rounds_by_cv(fit_fold, folds, weights)
         oof = np.empty((n, family.n_params))
         for run, (_, valid) in zip(runs, folds, strict=True):
-            oof[valid] = np.maximum(
-                run.ensemble.predict_raw(_take(X, valid), num_iteration=best), run.raw_floor)
-        final = self._fit_rows(family, X, y, sample_weight, n_estimators=max(best, 1))
+            raw = run.ensemble.predict_raw(_take(X, valid), num_iteration=best)
+            if run.linear is not None:
+                raw = raw + run.linear.offset(_take(X, valid))
+            oof[valid] = np.maximum(raw, run.raw_floor)
+        final = self._fit_rows(family, X, y, sample_weight, n_estimators=max(best, 1),
+                               penalty=penalty)
         final.ensemble.best_iteration_ = min(best, final.ensemble.n_iter_)
         length = max(len(r.valid_curve) for r in runs)
         curves = np.stack([np.pad(r.valid_curve, (0, length - len(r.valid_curve)), mode="edge")
@@ -453,7 +491,10 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
     def _raw(self, X) -> np.ndarray:
         check_is_fitted(self)
         X = check_X(self, X, reset=False)
-        return np.maximum(self.ensemble_.predict_raw(X), self.raw_floor_)
+        raw = self.ensemble_.predict_raw(X)
+        if getattr(self, "linear_start_", None) is not None:
+            raw = raw + self.linear_start_.offset(X)
+        return np.maximum(raw, self.raw_floor_)
 
     def predict_params(self, X) -> pd.DataFrame:
         """Predicted distribution parameters on the natural scale.
@@ -551,6 +592,61 @@ class _Run:
     valid_curve: np.ndarray | None
     shift: float = 0.0
     cv_curve: np.ndarray | None = None
+    linear: LinearStart | None = None
+
+
+def _family_loss(family, y, sample_weight, warn: bool = True):
+    """Start values and the floored per-row loss of ``family`` on the rows ``y``.
+
+    Returns
+    -------
+    init_params : dict of str to float
+    init_raw : ndarray of shape (K,)
+    raw_floor : ndarray of shape (K,)
+    loss : callable
+        ``loss(raw: Tensor[n, K], data) -> Tensor[n]``: the family's NLL at
+        ``max(raw + data["offset"], floor)`` (no offset when ``data`` has none).
+    """
+    init_params = family.init(y, sample_weight)
+    with warnings.catch_warnings():
+        if not warn:
+            warnings.simplefilter("ignore", UserWarning)
+        init_params, init_raw, raw_floor = _floored_start(family, init_params, y)
+    floor_t = torch.as_tensor(raw_floor)
+
+    def loss(raw, data):
+        if "offset" in data:
+            raw = raw + data["offset"]
+        return family.nll(torch.maximum(raw, floor_t), data["y"])
+
+    return init_params, init_raw, raw_floor, loss
+
+
+def _raw_floor(family, y) -> np.ndarray:
+    floors = family.param_floors(y)
+    out = np.full(family.n_params, -np.inf)
+    for k, p in enumerate(family.param_names):
+        if p in floors:
+            out[k] = float(family.links[p].inverse(np.asarray(floors[p])))
+    return out
+
+
+def _slope_mask(family) -> np.ndarray:
+    """Raw outputs the linear start gives slopes: all but the dispersion parameter (as the
+    AFT models and GAMLSS's usual start; the trees add a varying dispersion)."""
+    mask = np.ones(family.n_params)
+    dispersion = getattr(family, "dispersion_param", None)
+    if dispersion is not None and family.n_params > 1:
+        mask[family.param_names.index(dispersion)] = 0.0
+    return mask
+
+
+def _offset_fisher(fisher):
+    """``fisher(raw, data)`` evaluated at ``raw + data["offset"]`` when there is one."""
+    def wrapped(raw, data):
+        return fisher(raw + data["offset"] if "offset" in data else raw, data)
+
+    return wrapped
 
 
 def _take(X, idx):
@@ -791,8 +887,4 @@ def _floored_start(family, init_params, y, what: str = "The target is constant o
         )
         init_params[p] = floors[p]
     init_raw = np.asarray(family.raw_from_params(init_params), dtype=np.float64)
-    raw_floor = np.full(family.n_params, -np.inf)
-    for k, p in enumerate(family.param_names):
-        if p in floors:
-            raw_floor[k] = float(family.links[p].inverse(np.asarray(floors[p])))
-    return init_params, init_raw, raw_floor
+    return init_params, init_raw, _raw_floor(family, y)

@@ -87,6 +87,9 @@ def save(estimator, path) -> None:
         "dispersion_shift_": getattr(booster, "dispersion_shift_", 0.0),
         "evals_result_": booster.evals_result_,
         "categories_": getattr(estimator, "_categories_", None),
+        "early_stopping_": getattr(booster, "early_stopping_", None),
+        "linear_start_": (None if getattr(booster, "linear_start_", None) is None
+                          else booster.linear_start_.to_dict()),
     }
     if hasattr(estimator, "classes_"):
         fitted["classes_"] = estimator.classes_.tolist()
@@ -174,6 +177,12 @@ def load(path):
     model.step_ = fitted.get("step_")
     model.dispersion_shift_ = fitted.get("dispersion_shift_", 0.0)
     model.evals_result_ = fitted["evals_result_"]
+    model.early_stopping_ = fitted.get("early_stopping_")
+    model.linear_start_ = None
+    if fitted.get("linear_start_") is not None:
+        from .linear_start import LinearStart
+
+        model.linear_start_ = LinearStart.from_dict(fitted["linear_start_"])
     model.ensemble_ = FittedEnsemble.from_dict(doc["ensemble"])
     if wrapper is not None:
         wrapper._adopt(model)

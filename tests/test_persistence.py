@@ -109,3 +109,15 @@ def test_unfitted_and_unsavable_models(tmp_path):
         model.save(tmp_path / "m.json")
     # ...while pickle works for it.
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(model)).predict(X), model.predict(X))
+
+
+def test_linear_start_round_trips(tmp_path):
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=120), "g": pd.Categorical(rng.choice(["u", "v"], 120))})
+    y = 3.0 * X["a"].to_numpy() + (X["g"] == "u") + rng.normal(size=120)
+    model = db.DistributionalRegressor(n_estimators=20, random_state=0).fit(X, y)
+    assert model.linear_start_ is not None and model.early_stopping_ == "cv"
+    model.save(tmp_path / "m.json")
+    loaded = db.load(tmp_path / "m.json")
+    assert loaded.early_stopping_ == "cv"
+    pd.testing.assert_frame_equal(loaded.predict_params(X), model.predict_params(X))

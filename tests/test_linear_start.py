@@ -1,0 +1,64 @@
+"""Tests of distboost.linear_start: the design, the penalised fit, the choice by CV."""
+
+import numpy as np
+import pandas as pd
+import torch
+
+import distboost as db
+from distboost._rounds import cv_folds
+from distboost.linear_start import LinearStart, choose_linear_start, fit_linear_start
+
+
+def _normal_loss(raw, data):
+    return db.families.get("normal").nll(raw, data["y"])
+
+
+def test_design_standardises_numeric_imputes_nan_and_centres_one_hot():
+    X = pd.DataFrame({"a": [1.0, 2.0, 3.0, np.nan], "const": [1.0] * 4,
+                      "g": pd.Categorical(["x", "y", "x", "x"])})
+    design = LinearStart.design_of(X)
+    Z = design.design(X)
+    assert Z.shape == (4, 3)  # a, g=x, g=y; the constant column is left out
+    finite = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(Z[:3, 0], (finite - 2.0) / finite.std())
+    assert Z[3, 0] == 0.0
+    np.testing.assert_allclose(Z[:, 1], [0.25, -0.75, 0.25, 0.25])
+    new = pd.DataFrame({"a": [2.0], "const": [1.0], "g": pd.Categorical([np.nan],
+                                                                         categories=["x", "y"])})
+    np.testing.assert_allclose(design.design(new), [[0.0, -0.75, -0.25]])
+    back = LinearStart.from_dict(design.to_dict())
+    np.testing.assert_array_equal(back.design(X), Z)
+
+
+def test_penalised_normal_fit_solves_the_ridge_equations():
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(200, 3))
+    y = 1.0 + Z @ np.array([0.5, -1.0, 0.0]) + rng.normal(0, 0.7, 200)
+    init = db.families.get("normal").init_raw(y)
+    penalty = 0.05
+    icpt, coef = fit_linear_start(_normal_loss, init, Z, {"y": torch.tensor(y)}, None,
+                                  penalty, mask=np.array([1.0, 0.0]))
+    assert np.all(coef[:, 1] == 0.0)  # the scale gets no slopes
+    s2 = np.exp(2 * icpt[1])
+    # Stationarity of mean (y - a - Z b)^2 / (2 s^2) + penalty |b|^2 in a and b.
+    zc = Z - Z.mean(0)
+    expected = np.linalg.solve(zc.T @ zc / 200 + 2 * s2 * penalty * np.eye(3),
+                               zc.T @ (y - y.mean()) / 200)
+    np.testing.assert_allclose(coef[:, 0], expected, atol=1e-5)
+    resid = y - icpt[0] - Z @ coef[:, 0]
+    np.testing.assert_allclose(s2, np.mean(resid**2), rtol=1e-4)
+
+
+def test_choice_prefers_the_constant_for_noise_and_a_slope_for_signal():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(80, 3))
+    folds = cv_folds(80, 0)
+
+    def make_loss(y_rows):
+        return _normal_loss, db.families.get("normal").init_raw(y_rows)
+
+    noise = rng.normal(size=80)
+    assert choose_linear_start(make_loss, X, noise, None, folds, LinearStart.design_of) is None
+    signal = 2.0 * X[:, 0] + rng.normal(size=80)
+    assert choose_linear_start(make_loss, X, signal, None, folds,
+                               LinearStart.design_of) is not None
