@@ -12,7 +12,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.compose import TransformedTargetRegressor
 from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LinearRegression
+from sklearn.model_selection import GridSearchCV
 from sklearn.utils._param_validation import InvalidParameterError
 
 import distboost as db
@@ -123,6 +126,39 @@ CASES = {
     "model file from a newer format": (None, ValueError, r"upgrade distboost"),
     "truncated or edited model file": (None, ValueError, r"checksum|not a complete"),
     "file that is not a distboost model": (None, ValueError, r"not a distboost model file"),
+    "exact-observation scores on censored bounds": (
+        lambda: db.metrics.crps(db.Predictive.from_params("normal", loc=Y, scale=1.0),
+                                db.censored.right(Y, [1, 0] * 3)), ValueError,
+        r"crps needs exact observations, y of shape \(6,\); got shape \(6, 2\), the \(lower, "
+        r"upper\) bounds of a censored target\. Score censored targets with "
+        r"db\.metrics\.censored_nll, db\.metrics\.survival_crps"),
+    "scorer: estimator without predict_dist": (
+        lambda: db.metrics.get_scorer("crps")(LinearRegression().fit(X, Y), X, Y), ValueError,
+        r"LinearRegression has no predict_dist: distribution scorers need a distboost "
+        r"estimator, a Pipeline ending in one"),
+    "scorer: TransformedTargetRegressor": (
+        lambda: db.metrics.get_scorer("crps")(TransformedTargetRegressor(
+            R(n_estimators=3), func=np.log, inverse_func=np.exp).fit(X, Y), X, Y), ValueError,
+        r"TransformedTargetRegressor fits its regressor to a transformed target.*cannot in "
+        r"general be mapped back to y"),
+    "scorer: search fitted with refit=False": (
+        lambda: db.metrics.get_scorer("crps")(GridSearchCV(
+            R(n_estimators=3), {"learning_rate": [0.1]}, cv=2, refit=False).fit(X, Y), X, Y),
+        ValueError, r"GridSearchCV was fitted with refit=False"),
+    "scorer: concordance_index with sample_weight": (
+        lambda: db.metrics.get_scorer("concordance_index")(
+            R(family="censored_weibull", n_estimators=3).fit(X, db.censored.right(Y, [1] * 6)),
+            X, db.censored.right(Y, [1] * 6), sample_weight=np.ones(6)), ValueError,
+        r"concordance_index scorer takes no sample_weight"),
+    "numbers for a column categorical in fit": (
+        lambda: R(n_estimators=3).fit(pd.DataFrame({"a": X[:, 0], "g": list("xyxyxy")}), Y)
+        .predict(pd.DataFrame({"a": X[:2, 0], "g": [1.0, np.nan]})), ValueError,
+        r"Column 'g' of X was categorical in fit \(categories 'x', 'y'\) but is numeric at "
+        r"predict time with 1 of 2 rows not missing"),
+    "PIT levels outside [0, 1]": (
+        lambda: db.metrics.pit_cdf(db.Predictive.from_params("normal", loc=Y, scale=1.0), Y,
+                                   [0.5, 1.5]), ValueError,
+        r"PIT levels u must be a 1-D sequence in \[0, 1\]; got \[0.5, 1.5\]"),
 }
 
 
