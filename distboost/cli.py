@@ -94,11 +94,11 @@ def demo(args) -> int:
           flush=True)
     table = compare_families(X_tr, y_tr, families=families, cv=5, random_state=0,
                              early_stopping=True, **DEMO_PARAMS)
-    shown = table.drop(columns=["skipped"])
-    print(_fmt(shown))
-    best = table.loc[0, "family"]
-    print(f"\nBest family by cross-validated NLL: {best}. Fitting it on all training rows...",
-          flush=True)
+    _print_comparison(table)
+    best = table.attrs["best"] or table.loc[0, "family"]  # the first sound fit
+    ranked = table.attrs["ranked_by"].removesuffix("_mean")
+    print(f"\nBest family by cross-validated {ranked.upper()}: {best}. Fitting it on all "
+          "training rows...", flush=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         model = DistributionalRegressor(family=best, early_stopping=True, random_state=0,
@@ -120,7 +120,7 @@ def demo(args) -> int:
         "intervals.png": lambda ax: plotting.intervals(dist[order], None, y_te[order], ax=ax),
         "pit.png": lambda ax: plotting.pit_histogram(dist, y_te, ax=ax),
         "calibration.png": lambda ax: plotting.calibration(dist, y_te, ax=ax),
-        "comparison.png": lambda ax: plotting.compare(table, "nll", ax=ax),
+        "comparison.png": lambda ax: plotting.compare(table, ranked, ax=ax),
     }
     for name, draw in figures.items():
         fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -176,10 +176,12 @@ def fit(args) -> int:
     X, y = _split_target(_read_csv(args.data), args.target, args.event)
     family = args.family
     if family == "auto":
-        print("Choosing the family by 5-fold cross-validated NLL...", flush=True)
-        table = compare_families(X, y, cv=5, metrics=("nll",), early_stopping=True)
-        print(_fmt(table.drop(columns=["skipped"])))
-        family = table.loc[0, "family"]
+        print("Choosing the family by 5-fold cross-validation...", flush=True)
+        table = compare_families(X, y, cv=5, metrics=("nll", "crps"), early_stopping=True)
+        _print_comparison(table)
+        family = _auto_family(table, y)
+        print(f"Chosen family: {family} (ranked by cross-validated "
+              f"{table.attrs['ranked_by']}).")
     elif args.event and not family.startswith("censored_"):
         family = f"censored_{family}"
     try:
@@ -228,8 +230,55 @@ def compare(args) -> int:
     X, y = _split_target(_read_csv(args.data), args.target, args.event)
     print("Cross-validating every family (5 folds)...", flush=True)
     table = compare_families(X, y, cv=args.cv, early_stopping=True)
-    print(_fmt(table))
+    _print_comparison(table)
     return 0
+
+
+def _print_comparison(table: pd.DataFrame) -> None:
+    """The table of ``compare_families``, why it is ranked so and which families were left out."""
+    shown = table.drop(columns=["skipped"])
+    shown["degenerate"] = np.where(table["degenerate"] != "", "yes", "")
+    with pd.option_context("display.width", 250):
+        print(_fmt(shown))
+    for column, title in [("degenerate", "Degenerate fits (ranked last, never chosen)"),
+                          ("skipped", "Skipped")]:
+        rows = table[table[column] != ""]
+        if len(rows):
+            print(f"{title}:")
+            for name, why in zip(rows["family"], rows[column], strict=True):
+                print(f"  {name}: {why}")
+    if table.attrs.get("note"):
+        print(table.attrs["note"])
+    if table.attrs.get("excluded"):
+        print(f"Not candidates (support does not hold y, or classification): "
+              f"{', '.join(table.attrs['excluded'])}.")
+
+
+def _auto_family(table: pd.DataFrame, y: np.ndarray) -> str:
+    """The family ``fit --family auto`` saves: the best sound (fitted, not degenerate) one.
+
+    For a target of non-negative integers, the best sound count family when there is one: a
+    density would predict non-integer quantiles of a count.
+    """
+    sound = table[(table["skipped"] == "") & (table["degenerate"] == "")]
+    if sound.empty:
+        bad = table[table["degenerate"] != ""]
+        why = (f"; e.g. {bad.iloc[0]['family']}: {bad.iloc[0]['degenerate']}" if len(bad)
+               else "")
+        raise UserError(
+            f"No family fits this target soundly: {len(bad)} fitted families are degenerate "
+            f"and {int((table['skipped'] != '').sum())} were skipped{why}. Choose one with "
+            "--family to fit it anyway."
+        )
+    best = sound.iloc[0]
+    counts = y.ndim == 1 and bool(np.all((y >= 0) & (np.floor(y) == y)))
+    mass = sound[sound["kind"] == "mass"]
+    if counts and best["kind"] != "mass" and len(mass):
+        print(f"y holds integer counts: choosing the best count family, "
+              f"{mass.iloc[0]['family']}, over {best['family']} (a density would predict "
+              "non-integer quantiles).")
+        return str(mass.iloc[0]["family"])
+    return str(best["family"])
 
 
 def build_parser() -> argparse.ArgumentParser:

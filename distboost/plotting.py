@@ -156,18 +156,26 @@ def calibration(dist, y, levels=None, ax=None):
     return ax
 
 
-def compare(table, metric: str = "nll", ax=None):
+def compare(table, metric: str | None = None, ax=None):
     """Families against a metric with error bars (the output of ``compare_families``).
 
     ``table`` needs the columns ``family``, ``<metric>_mean`` and ``<metric>_std``; rows with
-    a missing value (skipped families) are left out.
+    a missing or infinite value (skipped families) are left out.  ``metric`` defaults to the
+    table's ranking metric (``table.attrs["ranked_by"]``: CRPS when densities meet mass
+    functions), else ``nll``.  Degenerate fits (a non-empty ``degenerate`` column) are grey.
     """
     ax = _axes(ax)
-    data = table.dropna(subset=[f"{metric}_mean"]).sort_values(f"{metric}_mean")
+    if metric is None:
+        metric = table.attrs.get("ranked_by", "nll_mean").removesuffix("_mean")
+    data = table[np.isfinite(table[f"{metric}_mean"])].sort_values(f"{metric}_mean")
     pos = np.arange(len(data))
-    ax.barh(pos, data[f"{metric}_mean"], xerr=data[f"{metric}_std"], color="C0", alpha=0.8,
-            capsize=3)
-    ax.set_yticks(pos, data["family"])
+    bad = np.zeros(len(pos), bool)
+    if "degenerate" in data:
+        bad = (data["degenerate"] != "").to_numpy(bool)
+    ax.barh(pos, data[f"{metric}_mean"], xerr=data[f"{metric}_std"], alpha=0.8, capsize=3,
+            color=np.where(bad, "0.6", "C0"))
+    labels = [f + " (degenerate)" * b for f, b in zip(data["family"], bad.tolist(), strict=True)]
+    ax.set_yticks(pos, labels)
     ax.invert_yaxis()
     ax.set_xlabel(f"{metric} (cross-validated mean ± std)")
     return ax

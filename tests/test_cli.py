@@ -84,7 +84,59 @@ def test_user_errors_print_one_line_and_exit_2(argv, message, csv, capsys, tmp_p
 def test_compare(csv, capsys):
     assert main(["compare", str(csv), "--target", "y", "--cv", "2"]) == 0
     out = capsys.readouterr().out
-    assert "lognormal" in out and "nll_mean" in out
+    assert "lognormal" in out and "nll_mean" in out and "degenerate" in out and "kind" in out
+    table, excluded = out.split("Not candidates")
+    assert "poisson" in excluded and "bernoulli" in excluded and "poisson" not in table
+
+
+def _fake_table(rows):
+    table = pd.DataFrame(rows, columns=["family", "kind", "crps_mean", "degenerate"])
+    table["skipped"] = ""
+    table.attrs.update(ranked_by="crps_mean", note="Ranked by crps_mean: a test note.",
+                       excluded={}, best=None)
+    return table
+
+
+@pytest.fixture
+def counts_csv(tmp_path):
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.normal(size=200)})
+    df["y"] = rng.poisson(np.exp(0.5 * df["x"]))
+    path = tmp_path / "counts.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+def test_fit_auto_saves_a_count_family_for_counts_and_never_a_degenerate_one(
+        counts_csv, tmp_path, capsys, monkeypatch):
+    import distboost as db
+    import distboost.selection
+
+    # A density ranked first by CRPS and a degenerate Student t: the counts get the Poisson.
+    table = _fake_table([("normal", "density", 0.50, ""), ("poisson", "mass", 0.52, ""),
+                         ("studentt", "density", np.inf, "df <= 1 on 200 of 200 rows")])
+    monkeypatch.setattr(distboost.selection, "compare_families", lambda *a, **k: table)
+    model = tmp_path / "m.json"
+    assert main(["fit", str(counts_csv), "--target", "y", "--family", "auto", "--out",
+                 str(model)]) == 0
+    out = capsys.readouterr().out
+    assert "a test note" in out and "integer counts" in out and "Fitted poisson" in out
+    assert db.load(model).family == "poisson"
+
+
+def test_fit_auto_refuses_when_every_family_is_degenerate(counts_csv, tmp_path, capsys,
+                                                          monkeypatch):
+    import distboost.selection
+
+    table = _fake_table([("studentt", "density", np.inf, "df <= 1 on 200 of 200 rows"),
+                         ("normal", "density", 0.5, "scale at its floor on 60% of rows")])
+    monkeypatch.setattr(distboost.selection, "compare_families", lambda *a, **k: table)
+    model = tmp_path / "m.json"
+    assert main(["fit", str(counts_csv), "--target", "y", "--family", "auto", "--out",
+                 str(model)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "No family fits this target soundly" in err[0]
+    assert "studentt: df <= 1" in err[0] and not model.exists()
 
 
 def test_module_entry_point_reports_usage_errors():
