@@ -329,8 +329,17 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         if penalty is not None:
             linear = LinearStart.design_of(X)
             Z = linear.design(X)
-            init_raw, linear.coef = fit_linear_start(loss, init_raw, Z, data, sample_weight,
-                                                     penalty, _slope_mask(family))
+            try:
+                init_raw, linear.coef = fit_linear_start(loss, init_raw, Z, data,
+                                                         sample_weight, penalty,
+                                                         _slope_mask(family))
+            except FloatingPointError:
+                warnings.warn(
+                    f"{type(self).__name__}(family={family.name!r}): the penalised linear "
+                    f"start (penalty {penalty}) diverged on {len(y)} rows; boosting starts "
+                    "from the constant instead.", RuntimeWarning, stacklevel=3)
+                linear = None
+        if linear is not None:
             data["offset"] = torch.as_tensor(Z @ linear.coef)
             if data_val is not None:
                 data_val["offset"] = torch.as_tensor(linear.offset(X_val))
@@ -840,6 +849,18 @@ def calibrate_dispersion(ensemble, family, loss, X_val, y_val, w_val=None) -> fl
     return delta
 
 
+def _why_so_small(y) -> str:
+    """Why a marginal MLE lands below a floor: a constant target, or a point mass."""
+    v = np.asarray(y, dtype=np.float64).ravel()
+    v = v[np.isfinite(v)]
+    if v.size == 0 or np.ptp(v) <= 1e-12 * np.max(np.abs(v)):
+        return "The target is constant or nearly so"
+    values, counts = np.unique(v, return_counts=True)
+    j = int(np.argmax(counts))
+    return (f"y has a point mass: {counts[j]} of {v.size} values equal {values[j]:.6g}, "
+            "which a density cannot hold (consider a zero-adjusted or discrete family)")
+
+
 def _class_strata(family, y, validation_fraction):
     """Class labels to stratify the early-stopping split by, for a classification family
     (``bernoulli``, ``categorical``: those with ``class_probs``) when every class can appear
@@ -855,7 +876,7 @@ def _class_strata(family, y, validation_fraction):
     return y
 
 
-def _floored_start(family, init_params, y, what: str = "The target is constant or nearly so"):
+def _floored_start(family, init_params, y, what: str | None = None):
     """Raise start values below the family's floors (with a warning) and map them to raw.
 
     Parameters
@@ -865,8 +886,9 @@ def _floored_start(family, init_params, y, what: str = "The target is constant o
         Natural-scale start values (e.g. the weighted marginal MLE).
     y : ndarray of shape (n,)
         The target the floors are relative to (``Family.param_floors``).
-    what : str
-        Start of the warning, saying why a parameter is so small.
+    what : str, optional
+        Start of the warning, saying why a parameter is so small (default: what ``y``
+        shows, see :func:`_why_so_small`).
 
     Returns
     -------
@@ -878,6 +900,8 @@ def _floored_start(family, init_params, y, what: str = "The target is constant o
     init_params = dict(init_params)
     floors = family.param_floors(y)
     floored = [p for p, v in floors.items() if init_params[p] < v]
+    if floored and what is None:
+        what = _why_so_small(y)
     for p in floored:
         warnings.warn(
             f"{what}: the marginal {p!r} of family "

@@ -155,6 +155,9 @@ CASES = {
         .predict(pd.DataFrame({"a": X[:2, 0], "g": [1.0, np.nan]})), ValueError,
         r"Column 'g' of X was categorical in fit \(categories 'x', 'y'\) but is numeric at "
         r"predict time with 1 of 2 rows not missing"),
+    "compare_families: unknown metric": (
+        lambda: db.compare_families(X, Y, families=["normal"], cv=2, metrics=("nlll",)),
+        ValueError, r"Unknown metric\(s\) \['nlll'\] for compare_families; use nll, crps"),
     "PIT levels outside [0, 1]": (
         lambda: db.metrics.pit_cdf(db.Predictive.from_params("normal", loc=Y, scale=1.0), Y,
                                    [0.5, 1.5]), ValueError,

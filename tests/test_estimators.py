@@ -444,3 +444,13 @@ def test_calibration_of_a_censored_family_is_optimal_on_its_eval_set():
     raw = model.ensemble_.predict_raw(X[450:])
     delta, _ = best_dispersion_shift(loss, raw, {"y": torch.as_tensor(y[450:])}, None, k)
     assert abs(delta) < 2e-3
+
+
+def test_a_point_mass_is_named_in_the_floor_warning_not_called_constant():
+    rng = np.random.default_rng(0)
+    y = np.where(rng.random(2000) < 0.67, 0.0, rng.gamma(2.0, 1.0, 2000))
+    X = rng.normal(size=(2000, 2))
+    with pytest.warns(UserWarning, match=r"point mass: \d+ of 2000 values equal 0") as record:
+        db.DistributionalRegressor(family="studentt", n_estimators=3,
+                                   early_stopping=False).fit(X, y)
+    assert not [w for w in record if "constant" in str(w.message)]
