@@ -312,7 +312,8 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         return self
 
     def _fit_rows(self, family, X, y, sample_weight, X_val=None, y_val=None, w_val=None,
-                  n_estimators: int | None = None, penalty: float | None = None) -> _Run:
+                  n_estimators: int | None = None, penalty: float | None = None,
+                  warn: bool = True) -> _Run:
         """One boosting run on the given rows: start values, loss, engine.
 
         Early stopping (and the per-round calibrated validation score) when validation rows
@@ -322,7 +323,7 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         ``valid_curve`` holds the validation score after rounds ``0..R`` (round 0: the
         start values).
         """
-        init_params, init_raw, raw_floor, loss = _family_loss(family, y, sample_weight)
+        init_params, init_raw, raw_floor, loss = _family_loss(family, y, sample_weight, warn)
         data = {"y": torch.tensor(y)}
         data_val = None if X_val is None else {"y": torch.tensor(y_val)}
         linear = None
@@ -416,7 +417,7 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
                                   None if sample_weight is None else sample_weight[train],
                                   _take(X, valid), y[valid],
                                   None if sample_weight is None else sample_weight[valid],
-                                  penalty=penalty)
+                                  penalty=penalty, warn=False)
 
         weights = [float(w[valid].sum()) for _, valid in folds]
         best, runs = select_rounds_by_cv(fit_fold, folds, weights)
