@@ -47,7 +47,8 @@ def test_cross_val_and_grid_search_with_the_regressor():
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, size=(400, 2))
     y = X[:, 0] + rng.normal(size=400) * (0.2 + 0.3 * np.abs(X[:, 1]))
-    model = db.DistributionalRegressor(n_estimators=30, num_leaves=4, random_state=0)
+    model = db.DistributionalRegressor(n_estimators=30, num_leaves=4, linear_start=False,
+                                       random_state=0)
     scores = cross_val_score(model, X, y, cv=3, scoring=get_scorer("crps"))
     assert scores.shape == (3,) and np.all(scores < 0)
     grid = GridSearchCV(model, {"learning_rate": [0.01, 0.1]}, cv=3,
