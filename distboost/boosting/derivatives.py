@@ -126,6 +126,15 @@ class StepComputer:
         self.last_loss = np.nan
         self._ones = None  # the unit curvature handed to LightGBM, reused every round
 
+    def loss_value(self, raw: np.ndarray) -> float:
+        """The (weighted) mean loss at ``raw``, ndarray of shape (n, K): a forward pass only,
+        the number :attr:`last_loss` holds after :meth:`__call__` at the same scores."""
+        with torch.no_grad():
+            per_row = self.loss(torch.from_numpy(np.asarray(raw, dtype=np.float64)), self.data)
+        if self._w is None:
+            return float(per_row.sum()) / per_row.shape[0]
+        return float((per_row * self._w).sum() / self._w_sum)
+
     def __call__(self, raw: np.ndarray, dtype=np.float64, order: str = "C"):
         """Return ``(grad, hess)``, arrays of shape (n, K), ready for the trees.
 

@@ -82,6 +82,29 @@ def _loss_value(raw: np.ndarray, data, weight, loss) -> float:
     return float((per_row * weight).sum() / weight.sum())
 
 
+#: A round is accepted when the training loss after it is at most the loss before it plus
+#: this relative tolerance (float64 rounding of a sum of ``n`` per-row losses, with room).
+DESCENT_RTOL = 1e-9
+#: Halvings of a round's step tried before training stops with "no_descent" (a step of
+#: ``learning_rate / 1024`` at the last try).
+MAX_HALVINGS = 10
+
+
+#: With the natural step, a rise of the training loss that shrinks by less than this
+#: factor when the step is halved marks trees pointing uphill (a first-order rise halves
+#: with the step; an overshooting descent direction's rise shrinks by more than 4).
+UPHILL_RATIO = 0.3
+
+
+class _NoDescent(Exception):
+    """No step length along a round's trees lowers the training loss."""
+
+    def __init__(self, message: str, finite: bool, uphill: bool = False):
+        super().__init__(message)
+        self.finite = finite
+        self.uphill = uphill
+
+
 def fit_boosting(
     loss: Callable,
     init_raw,
@@ -96,8 +119,33 @@ def fit_boosting(
     fisher: Callable | None = None,
     callback: Callable | None = None,
     valid_score: Callable | None = None,
+    warn_context: str = "",
 ) -> FittedEnsemble:
-    """Grow one ensemble per raw output against ``loss``.
+    """Grow one ensemble per raw output against ``loss``, never increasing the training loss.
+
+    Every round is a backtracking line search along its trees (Friedman 2001, Algorithm 1,
+    line 5; NGBoost, Duan et al. 2020, Alg. 1, whose implementation halves the step until
+    the loss falls): the round is accepted only if the (weighted) mean training loss after
+    it is finite, its derivatives are finite, and it is not above the loss before the round
+    (relative tolerance :data:`DESCENT_RTOL`).  Otherwise the round's step is halved (1/2,
+    1/4, ... of ``learning_rate``: LightGBM regrows the round's trees from the same
+    gradients at the smaller rate, a scikit-learn base learner's trees are kept and
+    rescaled) up to :data:`MAX_HALVINGS` times; if no step length lowers the loss, the
+    round is removed and training stops (``stopped_reason`` "no_descent", a
+    RuntimeWarning).
+
+    The natural step gets one more try: its trees average a preconditioned gradient and
+    can point uphill, where no step length helps.  Such a round (its loss's rise only
+    halves with the step, :data:`UPHILL_RATIO`) is regrown from the diagonal Fisher step, a
+    descent direction to first order, before training stops (``fallback_rounds_``).
+
+    The criterion is the full training loss, also under ``subsample`` < 1 (a tree grown on
+    a bag is judged on every row).  With ``clip_gradients`` the trees deliberately do not
+    follow the loss's gradient, so only a non-finite round is backed off.  On the normal
+    path the check costs nothing: the loss after round ``t`` is the one the step rule
+    computes at the start of round ``t + 1`` (the training scores LightGBM keeps); only the
+    last round, and every round when a ``callback`` is given, costs one more forward pass
+    of the loss.
 
     Parameters
     ----------
@@ -116,22 +164,30 @@ def fit_boosting(
         ``fisher(raw, data) -> Tensor[n, K, K]``, for ``step`` "fisher" and "natural".
     callback : callable, optional
         ``callback(round, raw) -> bool | None``, called after each round's trees are added
-        with the 1-based round number and the training raw scores, ndarray of shape (n, K)
-        (``init_raw`` included; a copy, equal to ``predict_raw(X, num_iteration=round)``).
-        It may update torch parameters of its own and mutate the tensors in ``data`` and
-        ``data_val`` in place: the next round's derivatives and this round's validation loss
-        (computed after the callback) see the change.  Returning True stops training
-        (``stopped_reason`` "callback").
-
+        (and accepted by the descent check) with the 1-based round number and the training
+        raw scores, ndarray of shape (n, K) (``init_raw`` included; a copy, equal to
+        ``predict_raw(X, num_iteration=round)``).  It may update torch parameters of its own
+        and mutate the tensors in ``data`` and ``data_val`` in place: the next round's
+        derivatives and this round's validation loss (computed after the callback) see the
+        change.  Returning True stops training (``stopped_reason`` "callback").  The descent
+        check of a round compares the losses before and after its trees under the same
+        ``data`` (before the callback changes it): a callback changes the objective, so the
+        training history across rounds is then non-increasing only between callbacks.
     valid_score : callable, optional
         ``valid_score(raw, data_val, sample_weight_val) -> float``: the number early stopping
         minimises, from the validation raw scores (ndarray of shape (n_val, K)).  Default:
         the weighted mean of ``loss``.
+    warn_context : str, optional
+        Prefix of every warning, naming the caller (e.g. "DistributionalRegressor(family=
+        'studentt')"): the engine knows no estimator or family.
 
     Returns
     -------
     FittedEnsemble
+        ``n_backoffs_`` counts the halvings, ``step_scales_`` holds each kept round's step
+        relative to ``learning_rate`` (1, 1/2, 1/4, ...).
     """
+    prefix = f"{warn_context}: " if warn_context else ""
     if valid_score is None:
         valid_score = functools.partial(_loss_value, loss=loss)
     init_raw = np.asarray(init_raw, dtype=np.float64).reshape(-1)
@@ -147,47 +203,164 @@ def fit_boosting(
     evals: dict[str, dict[str, list]] = {"train": {"loss": []}}
     if has_val:
         evals["valid"] = {"loss": []}
-    stopped = "n_estimators"
+    lr = params.learning_rate
+    # Clipped gradients deliberately do not follow the loss (a few rows' pull is cut off):
+    # their rounds may raise the loss, and only a non-finite round is backed off.
+    descent = params.clip_gradients is None
+    scales: list[float] = []
+    fallback_rounds: list[int] = []  # natural rounds regrown from the diagonal Fisher step
+    fisher_step = None
     t0 = time.perf_counter()
-    rounds = 0
-    for it in range(1, params.n_estimators + 1):
+
+    # (value, pair, error) at the start values.
+    value, pair, error = _evaluate(step, backend, True)
+    stopped, rounds = "n_estimators", 0
+    if pair is None:
+        warnings.warn(f"{prefix}Boosting stopped at round 1: {error}; keeping the start "
+                      "values (0 rounds).", RuntimeWarning, stacklevel=2)
+        stopped = "non_finite_loss"
+    it = 0
+    while stopped == "n_estimators" and it < params.n_estimators:
+        it += 1
+        before = value
+        evals["train"]["loss"].append(before)  # loss before this round's trees
+        backend.grow(pair[0], pair[1], lr)
+        more = it < params.n_estimators
+        with_derivatives = more and callback is None
+        search = functools.partial(_line_search, backend, step, lr, before, with_derivatives,
+                                   descent)
         try:
-            backend.boost_one_round(step)
-        except NonFiniteLoss as err:
-            warnings.warn(
-                f"Boosting stopped at round {it}: {err}; keeping the {rounds} finite rounds "
-                "before it.", RuntimeWarning, stacklevel=2,
-            )
-            stopped = "non_finite_loss"
-            break
+            value, pair, error, scale = search(uphill_exit=params.step == "natural")
+        except _NoDescent as err:
+            failure, grown = err, True
+            if params.step == "natural":
+                # The natural step's trees average a preconditioned gradient: their
+                # direction can point uphill (halving cannot help).  Regrow the round from
+                # the diagonal Fisher step, whose positive curvature makes every leaf a
+                # descent direction to first order (-sum(G)^2 / sum(H) per leaf).
+                backend.rollback()
+                grown = False
+                if fisher_step is None:
+                    fisher_step = StepComputer(loss, data, "fisher", fisher, sample_weight,
+                                               clip_gradients=params.clip_gradients)
+                _, fallback, _ = _evaluate(fisher_step, backend, True)
+                if fallback is not None:
+                    backend.grow(fallback[0], fallback[1], lr)
+                    grown = True
+                    try:
+                        value, pair, error, scale = search(uphill_exit=False)
+                        failure = None
+                        fallback_rounds.append(it)
+                    except _NoDescent as err2:
+                        failure = err2
+            if failure is not None:
+                if grown:
+                    backend.rollback()
+                evals["train"]["loss"].pop()
+                stopped = "no_descent" if failure.finite else "non_finite_loss"
+                warnings.warn(
+                    f"{prefix}Boosting stopped at round {it}: {failure}; keeping the "
+                    f"{it - 1} rounds before it.", RuntimeWarning, stacklevel=2,
+                )
+                break
         rounds = it
-        evals["train"]["loss"].append(step.last_loss)  # loss before this round's trees
-        halt = callback is not None and bool(callback(it, backend.train_raw()))
+        scales.append(scale)
+        after = value
+        halt = callback is not None and bool(callback(it, backend.train_scores().copy()))
+        if callback is not None and more and not halt:
+            value, pair, error = _evaluate(step, backend, True)
+            if pair is None:
+                warnings.warn(
+                    f"{prefix}Boosting stopped at round {it + 1}: {error} after the "
+                    f"callback of round {it}; keeping the {it} rounds before it.",
+                    RuntimeWarning, stacklevel=2,
+                )
+                stopped = "non_finite_loss"
         if has_val:
             val = valid_score(backend.valid_raw(), data_val, sample_weight_val)
+            evals["valid"]["loss"].append(val)
             if not np.isfinite(val):
-                warnings.warn(f"Validation loss is {val} at round {it}; stopping.",
+                warnings.warn(f"{prefix}Validation loss is {val} at round {it}; stopping.",
                               RuntimeWarning, stacklevel=2)
                 stopped = "non_finite_loss"
-                evals["valid"]["loss"].append(val)
-                break
-            evals["valid"]["loss"].append(val)
-            if stopper.update(val, it):
+            elif stopper.update(val, it) and stopped == "n_estimators":
                 stopped = "early_stopping"
-                break
-        if halt:
+        if halt and stopped == "n_estimators":
             stopped = "callback"
-            break
         if params.verbose and (it % params.verbose == 0 or it == 1):
-            msg = f"[{it:>5}] train loss {step.last_loss:.5f}"
+            msg = f"[{it:>5}] train loss {after:.5f}"
+            if scale < 1.0:
+                msg += f" (step x {scale:g})"
             if has_val:
                 msg += f"  valid loss {evals['valid']['loss'][-1]:.5f}"
             print(msg + f"  ({time.perf_counter() - t0:.1f} s)", flush=True)
     if has_val and stopper.best_round > 0 and params.early_stopping_rounds is not None:
-        best = stopper.best_round
+        best = min(stopper.best_round, rounds)
     else:
         best = rounds
-    return FittedEnsemble(backend.finish(), init_raw, best, rounds, evals, stopped)
+    return FittedEnsemble(backend.finish(), init_raw, best, rounds, evals, stopped, scales,
+                          fallback_rounds)
+
+
+def _line_search(backend, step, lr, before, with_derivatives, descent, uphill_exit):
+    """Halve the step of the round just grown until the training loss is accepted.
+
+    Returns ``(value, pair, error, scale)`` at the accepted step.  Raises
+    :class:`_NoDescent` when no step down to ``lr / 2**MAX_HALVINGS`` is accepted or, with
+    ``uphill_exit``, as soon as the loss's rise shrinks only linearly with the step (ratio
+    above :data:`UPHILL_RATIO` between consecutive halvings): the trees point uphill, so
+    shorter steps of the same trees cannot descend.
+    """
+    value, pair, error = _evaluate(step, backend, with_derivatives)
+    scale, last_rise = 1.0, None
+    while not _accepted(value, pair, with_derivatives, before, descent):
+        rise = value - before if np.isfinite(value) else None
+        if (uphill_exit and rise is not None and last_rise is not None and rise > 0
+                and rise > UPHILL_RATIO * last_rise):
+            raise _NoDescent(f"the round's trees point uphill (the training loss rises from "
+                             f"{before:.10g} to {value:.10g} at step x {scale:g}, and "
+                             "proportionally less at shorter steps)", True, uphill=True)
+        if scale <= 0.5 ** MAX_HALVINGS:
+            raise _NoDescent(f"{_failure(value, error, before)} at every step length down to "
+                             f"learning_rate / {2 ** MAX_HALVINGS}", bool(np.isfinite(value)))
+        last_rise = rise
+        scale *= 0.5
+        backend.retry(lr * scale)
+        value, pair, error = _evaluate(step, backend, with_derivatives)
+    return value, pair, error, scale
+
+
+def _evaluate(step: StepComputer, backend, with_derivatives: bool):
+    """Training loss at the backend's current scores, ``(value, pair, error)``: ``pair`` is
+    the step rule's ``(grad, hess)`` when asked for and finite, else None with ``error``
+    saying why."""
+    raw = backend.train_scores()
+    if not with_derivatives:
+        return step.loss_value(raw), None, ""
+    dtype, order = backend.layout
+    try:
+        pair = step(raw, dtype=dtype, order=order)
+    except NonFiniteLoss as err:
+        return step.last_loss, None, str(err)
+    return step.last_loss, pair, ""
+
+
+def _accepted(value: float, pair, with_derivatives: bool, before: float,
+              descent: bool = True) -> bool:
+    """The test of a round: finite loss (and derivatives when asked) not above the loss
+    before it (the last condition dropped when ``descent`` is False)."""
+    if not np.isfinite(value) or (with_derivatives and pair is None):
+        return False
+    return not descent or value <= before + DESCENT_RTOL * abs(before)
+
+
+def _failure(value: float, error: str, before: float) -> str:
+    """Why the last try of a round failed, for the warning."""
+    if not np.isfinite(value):
+        return f"the training loss is {value}"
+    if value > before + DESCENT_RTOL * abs(before):
+        return f"the training loss rises from {before:.10g} to {value:.10g}"
+    return f"the training loss falls but its {error}"
 
 
 class FittedEnsemble:
@@ -204,12 +377,26 @@ class FittedEnsemble:
         Rounds run.
     evals_result_ : dict
         ``{"train": {"loss": [...]}, "valid": {"loss": [...]}}``: the weighted mean loss per
-        round (train: before the round's trees are added; valid: after).
+        round (train: before the round's trees are added, hence non-increasing without a
+        callback; valid: after).
     stopped_reason : str
-        "n_estimators", "early_stopping", "non_finite_loss" or "callback".
+        "n_estimators", "early_stopping", "callback", "no_descent" (no step length along a
+        round's trees lowered the training loss) or "non_finite_loss" (the loss or its
+        derivatives were not finite at the start values, after a callback, on the
+        validation rows, or at every step length of a round).
+    step_scales_ : list of float
+        Per kept round, its step relative to ``learning_rate``: 1, or ``2**-j`` after ``j``
+        halvings by the descent check (see :func:`fit_boosting`).
+    n_backoffs_ : int
+        Halvings over all kept rounds (those of a round that was finally removed are not
+        counted).
+    fallback_rounds_ : list of int
+        Rounds of the natural step whose trees pointed uphill and were regrown from the
+        diagonal Fisher step (see :func:`fit_boosting`).
     """
 
-    def __init__(self, model, init_raw, best_iteration, n_iter, evals, stopped_reason):
+    def __init__(self, model, init_raw, best_iteration, n_iter, evals, stopped_reason,
+                 step_scales=None, fallback_rounds=None):
         self.model = model
         self.init_raw = np.asarray(init_raw, dtype=np.float64)
         self.n_params = self.init_raw.size
@@ -217,6 +404,9 @@ class FittedEnsemble:
         self.n_iter_ = int(n_iter)
         self.evals_result_ = evals
         self.stopped_reason = stopped_reason
+        self.step_scales_ = [1.0] * self.n_iter_ if step_scales is None else list(step_scales)
+        self.n_backoffs_ = int(sum(round(-math.log2(x)) for x in self.step_scales_))
+        self.fallback_rounds_ = [] if fallback_rounds is None else list(fallback_rounds)
 
     def predict_raw(self, X, num_iteration: int | None = None) -> np.ndarray:
         """Raw scores, ndarray of shape (n, K), including ``init_raw``.
@@ -244,6 +434,8 @@ class FittedEnsemble:
             "n_iter": self.n_iter_,
             "evals_result": self.evals_result_,
             "stopped_reason": self.stopped_reason,
+            "step_scales": self.step_scales_,
+            "fallback_rounds": self.fallback_rounds_,
         }
 
     @classmethod
@@ -255,7 +447,7 @@ class FittedEnsemble:
 
         model = LightGBMModel.from_text(d["model"], len(d["init_raw"]))
         return cls(model, d["init_raw"], d["best_iteration"], d["n_iter"], d["evals_result"],
-                   d["stopped_reason"])
+                   d["stopped_reason"], d.get("step_scales"), d.get("fallback_rounds"))
 
 
 def engine_params_dict(params: EngineParams) -> dict:

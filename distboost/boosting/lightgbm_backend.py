@@ -5,10 +5,12 @@ rule (its public ``Booster.update(fobj=...)``); the data are binned once, and Li
 the training and validation raw scores up to date itself (``init_score`` holds the start
 values).  Text models (``model_to_string``) make saving safe: no pickle.
 
-The training raw scores after a round (for the engine's ``callback``) are kept on our side,
-only when asked for: the previous ones plus the new trees' raw predictions
-(``Booster.predict(start_iteration=...)``, public API), which is exactly what LightGBM adds
-to its own scores.
+The training raw scores are read from LightGBM's own buffer (``Booster.eval_train`` hands
+them to a custom metric; public API, no prediction): the engine evaluates the loss and the
+step rule there, and ``update`` reuses the same buffer within the iteration.  A round that
+the engine's descent check rejects is taken back (``rollback_one_iter``, which subtracts its
+trees from the kept scores) and grown again from the same ``(grad, hess)`` with a smaller
+learning rate (``reset_parameter``); the rate is set back for the next round.
 """
 
 from __future__ import annotations
@@ -68,8 +70,8 @@ class LightGBMBackend:
     def __init__(self, params, init_raw: np.ndarray, X, sample_weight, X_val):
         self.k = init_raw.size
         self.n = X.shape[0]
-        self._X, self._init_raw = X, init_raw
-        self._raw, self._raw_iter = None, 0  # training raw scores, kept once asked for
+        self._base_rate = self._rate = params.learning_rate  # the booster's current rate
+        self._last = None  # the (grad, hess) of the last round, for retry()
         cat = params.categorical_features
         dataset_params = {"max_bin": params.max_bin, "verbosity": -1,
                           "feature_pre_filter": False}
@@ -89,34 +91,45 @@ class LightGBMBackend:
             )
             self.booster.add_valid(valid, "valid")
 
-    def boost_one_round(self, step) -> None:
-        """One round: derivatives at the current raw scores, then ``K`` trees."""
-        n, k = self.n, self.k
+    #: dtype and memory order of the ``(grad, hess)`` arrays LightGBM copies without
+    #: conversion (float32, column-major ``(n, K)``).
+    layout = (np.float32, "F")
 
-        def fobj(preds, _dataset):
-            # float32 in column-major order is what LightGBM copies into: no conversion.
-            g, h = step(np.reshape(preds, (n, k)), dtype=np.float32, order="F")
-            if k == 1:
-                return g[:, 0], h[:, 0]
-            return g, h
+    def train_scores(self) -> np.ndarray:
+        """Current raw scores of the training rows (init included), shape (n, K).
 
-        self.booster.update(fobj=fobj)
-
-    def train_raw(self) -> np.ndarray:
-        """Current raw scores of the training rows (init included), shape (n, K), a copy.
-
-        Adds the trees grown since the last call to the scores kept from it: one tree per
-        parameter and round, so a call per round costs one prediction of ``K`` trees.
+        A view of LightGBM's buffer, valid until the booster changes: copy it to keep it.
         """
-        if self._raw is None:
-            self._raw = np.tile(self._init_raw, (self.n, 1))
-        done = self.booster.current_iteration()
-        if done > self._raw_iter:
-            new = self.booster.predict(self._X, raw_score=True, start_iteration=self._raw_iter,
-                                       num_iteration=done - self._raw_iter)
-            self._raw += np.reshape(new, (self.n, self.k))
-            self._raw_iter = done
-        return self._raw.copy()
+        captured = {}
+
+        def feval(preds, _dataset):
+            captured["raw"] = preds
+            return "none", 0.0, False
+
+        self.booster.eval_train(feval)
+        return np.reshape(captured["raw"], (self.n, self.k))
+
+    def grow(self, grad: np.ndarray, hess: np.ndarray, learning_rate: float) -> None:
+        """One round of ``K`` trees from ``(grad, hess)`` (shape (n, K)) with shrinkage
+        ``learning_rate``."""
+        if learning_rate != self._rate:
+            self.booster.reset_parameter({"learning_rate": learning_rate})
+            self._rate = learning_rate
+        self._last = (grad, hess)
+        if self.k == 1:
+            grad, hess = grad[:, 0], hess[:, 0]
+        self.booster.update(fobj=lambda _preds, _dataset: (grad, hess))
+
+    def retry(self, learning_rate: float) -> None:
+        """Take the last round back and grow it again from its ``(grad, hess)`` with
+        ``learning_rate``.  Without ``subsample`` / ``colsample`` the trees are the same,
+        their leaf values scaled by the ratio of the rates; with them, a new bag is drawn."""
+        self.booster.rollback_one_iter()
+        self.grow(*self._last, learning_rate)
+
+    def rollback(self) -> None:
+        """Remove the last round (its trees and their share of the kept scores)."""
+        self.booster.rollback_one_iter()
 
     def valid_raw(self) -> np.ndarray:
         """Current raw scores of the validation rows (init included), shape (n_val, K)."""
@@ -130,7 +143,9 @@ class LightGBMBackend:
         return np.reshape(captured["raw"], (-1, self.k))
 
     def finish(self) -> LightGBMModel:
-        self._X = self._raw = None
+        self._last = None
+        if self._rate != self._base_rate:  # a retried last round: the saved parameters
+            self.booster.reset_parameter({"learning_rate": self._base_rate})
         self.booster.free_dataset()
         return LightGBMModel(self.booster, self.k)
 

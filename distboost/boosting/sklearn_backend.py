@@ -4,6 +4,10 @@ Each round and parameter, a clone of ``base_learner`` is fitted by weighted leas
 ``-grad / hess`` with weights ``hess`` (a Newton step; for the ``gradient`` rule ``hess = 1``
 so the target is the negative gradient, Friedman 2001).  Rows and columns are subsampled with
 a seeded numpy Generator.  Models are kept in memory only (pickle them to save).
+
+Each round keeps its own shrinkage: when the engine's descent check halves a round's step,
+the round's trees are kept and only their rate changes (the training and validation scores
+are the scores before the round plus the new rate times the trees' predictions).
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ class SklearnBackend:
         self.raw = np.tile(init_raw, (X.shape[0], 1))
         self.raw_val = None if X_val is None else np.tile(init_raw, (X_val.shape[0], 1))
         self.rounds: list[list[tuple[object, np.ndarray]]] = []
+        self.rates: list[float] = []  # each round's shrinkage
+        self._before = self._delta = None  # the last round's undo information
 
     def _learner(self):
         est = clone(self.params.base_learner)
@@ -38,38 +44,69 @@ class SklearnBackend:
             est.set_params(random_state=int(self.rng.integers(2**31 - 1)))
         return est
 
-    def boost_one_round(self, step) -> None:
-        g, h = step(self.raw)
+    #: dtype and memory order of the ``(grad, hess)`` arrays the step rule returns.
+    layout = (np.float64, "C")
+
+    def train_scores(self) -> np.ndarray:
+        """Current raw scores of the training rows (init included), shape (n, K); the
+        backend's own array (copy it to keep it)."""
+        return self.raw
+
+    def grow(self, grad: np.ndarray, hess: np.ndarray, learning_rate: float) -> None:
+        """One round: per parameter, a clone of the base learner fitted to ``-grad / hess``
+        with weights ``hess`` on the round's rows and columns, shrunk by ``learning_rate``."""
         n, p = self.X.shape
         rows = np.arange(n)
         if self.params.subsample < 1.0:
             rows = np.sort(self.rng.choice(n, max(1, int(round(self.params.subsample * n))),
                                            replace=False))
         trees = []
-        lr = self.params.learning_rate
+        delta = np.empty((n, self.k))
+        delta_val = None if self.raw_val is None else np.empty_like(self.raw_val)
         for j in range(self.k):
             cols = np.arange(p)
             if self.params.colsample < 1.0:
                 cols = np.sort(self.rng.choice(p, max(1, int(round(self.params.colsample * p))),
                                                replace=False))
-            hj = h[rows, j]
-            target = -g[rows, j] / hj
+            hj = hess[rows, j]
+            target = -grad[rows, j] / hj
             est = self._learner().fit(self.X[np.ix_(rows, cols)], target, sample_weight=hj)
-            self.raw[:, j] += lr * est.predict(self.X[:, cols])
-            if self.raw_val is not None:
-                self.raw_val[:, j] += lr * est.predict(self.X_val[:, cols])
+            delta[:, j] = est.predict(self.X[:, cols])
+            if delta_val is not None:
+                delta_val[:, j] = est.predict(self.X_val[:, cols])
             trees.append((est, cols))
+        self._before = (self.raw.copy(), None if self.raw_val is None else self.raw_val.copy())
+        self._delta = (delta, delta_val)
         self.rounds.append(trees)
+        self.rates.append(learning_rate)
+        self._apply(learning_rate)
 
-    def train_raw(self) -> np.ndarray:
-        """Current raw scores of the training rows (init included), shape (n, K), a copy."""
-        return self.raw.copy()
+    def _apply(self, learning_rate: float) -> None:
+        """Scores = scores before the last round + ``learning_rate`` x its trees."""
+        np.multiply(self._delta[0], learning_rate, out=self.raw)
+        self.raw += self._before[0]
+        if self.raw_val is not None:
+            np.multiply(self._delta[1], learning_rate, out=self.raw_val)
+            self.raw_val += self._before[1]
+
+    def retry(self, learning_rate: float) -> None:
+        """The last round with its trees kept and its rate set to ``learning_rate``."""
+        self.rates[-1] = learning_rate
+        self._apply(learning_rate)
+
+    def rollback(self) -> None:
+        """Remove the last round: its trees, and the scores back to those before it."""
+        self.rounds.pop()
+        self.rates.pop()
+        self.raw[...] = self._before[0]
+        if self.raw_val is not None:
+            self.raw_val[...] = self._before[1]
 
     def valid_raw(self) -> np.ndarray:
         return self.raw_val
 
     def finish(self) -> SklearnModel:
-        return SklearnModel(self.rounds, self.k, self.params.learning_rate)
+        return SklearnModel(self.rounds, self.k, self.params.learning_rate, self.rates)
 
 
 class SklearnModel:
@@ -77,18 +114,19 @@ class SklearnModel:
 
     name = "sklearn"
 
-    def __init__(self, rounds, k: int, learning_rate: float):
+    def __init__(self, rounds, k: int, learning_rate: float, rates=None):
         self.rounds = rounds
         self.k = k
         self.learning_rate = learning_rate
+        self.rates = [learning_rate] * len(rounds) if rates is None else list(rates)
 
     def predict_raw(self, X, num_iteration: int) -> np.ndarray:
         if hasattr(X, "to_numpy"):
             X = X.to_numpy(dtype=np.float64)
         out = np.zeros((X.shape[0], self.k))
-        for trees in self.rounds[:num_iteration]:
+        for trees, rate in zip(self.rounds[:num_iteration], self.rates, strict=False):
             for j, (est, cols) in enumerate(trees):
-                out[:, j] += self.learning_rate * est.predict(X[:, cols])
+                out[:, j] += rate * est.predict(X[:, cols])
         return out
 
     def to_text(self, num_iteration: int) -> str:

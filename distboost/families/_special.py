@@ -6,6 +6,19 @@
   relative accuracy of about ``1e-8`` is tested against an mpmath-free series reference.
 * :func:`stdtr_ad`: the Student-t cdf ``F_df(t)`` (scipy's ``stdtr``) with gradients in ``t``
   (the density) and ``df`` (central finite difference).
+
+And two pieces of the negative binomial likelihood that a direct formula gets wrong:
+
+* :func:`lgamma_ratio`: ``log Gamma(r + y) - log Gamma(r)`` without the cancellation of two
+  huge ``lgamma`` values when ``r`` is large (the Poisson limit of the negative binomial);
+  plain torch operations, so autograd differentiates it.
+* :func:`studentt_log_prob`: the Student-t log density with the same cancellation-free
+  ``log Gamma((df + 1) / 2) - log Gamma(df / 2)``; torch's ``StudentT.log_prob`` subtracts two
+  ``lgamma`` values and returns 0.125 instead of 1.044 at ``df = 1e15``, ``y = 0.5``: a
+  spurious reward for ``df -> inf`` that the boosting followed.
+* :func:`nb_information`: the expected information about the negative binomial's
+  ``total_count``, ``E[psi'(r) - psi'(r + Y)]``, and its part at a fixed mean, by quadrature
+  of an integral representation (no series over the counts, no sampling).
 """
 
 from __future__ import annotations
@@ -16,7 +29,8 @@ import numpy as np
 import scipy.special as sc
 import torch
 
-__all__ = ["gammainc_ad", "gammaincc_ad", "stdtr_ad"]
+__all__ = ["gammainc_ad", "gammaincc_ad", "stdtr_ad", "lgamma_ratio", "nb_information",
+           "studentt_log_prob"]
 
 
 def _np(t: torch.Tensor) -> np.ndarray:
@@ -94,3 +108,141 @@ def gammaincc_ad(a: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
 def stdtr_ad(df: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
     """Student-t cdf with ``df`` degrees of freedom at ``t``, differentiable in both."""
     return _StdTr.apply(df, t)
+
+
+#: ``r`` from which :func:`lgamma_ratio` uses Stirling's series instead of ``lgamma``.
+STIRLING_MIN = 100.0
+
+
+def _stirling_tail(x: torch.Tensor) -> torch.Tensor:
+    """``lgamma(x) - [(x - 1/2) log x - x + log(2 pi) / 2]`` for ``x >= 100``: the first three
+    terms of Stirling's series (Abramowitz & Stegun 1964, 6.1.41), error below ``1e-17``."""
+    inv = 1.0 / x
+    inv2 = inv * inv
+    return inv * (1.0 / 12.0 - inv2 * (1.0 / 360.0 - inv2 / 1260.0))
+
+
+def lgamma_ratio(r: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """``log Gamma(r + y) - log Gamma(r)`` for ``r > 0``, ``y >= 0``, accurate for any ``r``.
+
+    The direct difference of two ``lgamma`` values loses everything when ``r`` is large:
+    ``lgamma(1e15)`` is about ``3.3e16``, whose rounding error (about 4) swamps the answer
+    ``y log r``.  From ``r >= STIRLING_MIN`` on, Stirling's series gives the difference in a
+    form without cancellation (Abramowitz & Stegun 1964, 6.1.41)::
+
+        (r - 1/2) log1p(y / r) + y log(r + y) - y + tail(r + y) - tail(r)
+
+    Differentiable by autograd (both branches are fed safe inputs, so the unused one never
+    puts NaN into a gradient).
+
+    Parameters
+    ----------
+    r : Tensor of shape (n,)
+    y : Tensor broadcasting against ``r``
+
+    Returns
+    -------
+    Tensor
+    """
+    r, y = torch.broadcast_tensors(r, torch.as_tensor(y, dtype=r.dtype))
+    big = r >= STIRLING_MIN
+    r_small = torch.where(big, torch.ones_like(r), r)
+    r_big = torch.where(big, r, torch.full_like(r, STIRLING_MIN))
+    direct = torch.lgamma(r_small + y) - torch.lgamma(r_small)
+    stirling = ((r_big - 0.5) * torch.log1p(y / r_big) + y * torch.log(r_big + y) - y
+                + _stirling_tail(r_big + y) - _stirling_tail(r_big))
+    return torch.where(big, stirling, direct)
+
+
+_HALF_LOG_PI = 0.5 * math.log(math.pi)
+
+
+def studentt_log_prob(df: torch.Tensor, loc: torch.Tensor, scale: torch.Tensor,
+                      y: torch.Tensor) -> torch.Tensor:
+    """Log density of Student's t with ``df`` degrees of freedom, location and scale.
+
+    ``log f = lgamma((df+1)/2) - lgamma(df/2) - log(pi df)/2 - log(scale)
+    - (df+1)/2 log1p(z^2 / df)`` with ``z = (y - loc) / scale`` (Johnson, Kotz &
+    Balakrishnan 1995, eq. 28.2), the ``lgamma`` difference from :func:`lgamma_ratio`: exact
+    to rounding for every ``df``, and tending to the Normal log density as ``df -> inf``.
+    Differentiable by autograd.
+
+    Parameters
+    ----------
+    df, loc, scale : Tensor of shape (n,)
+    y : Tensor of shape (..., n)
+
+    Returns
+    -------
+    Tensor of shape (..., n)
+    """
+    z = (y - loc) / scale
+    half = 0.5 * df
+    return (lgamma_ratio(half, torch.full_like(half, 0.5)) - 0.5 * torch.log(df) - _HALF_LOG_PI
+            - torch.log(scale) - (half + 0.5) * torch.log1p(z * z / df))
+
+
+#: Nodes of the quadrature in :func:`nb_information` (relative error below ``1e-5`` for
+#: ``r`` in ``[3e-3, 1e7]`` and means in ``[1e-4, 1e5]``, tested against the exact series).
+NB_QUADRATURE_NODES = 48
+#: :func:`nb_information` uses the Poisson-limit expansion where ``r >= NB_POISSON_LIMIT *
+#: (2 mean + 1)`` (its relative error is below ``((2 mean + 1) / r)^2 <= 1e-8`` there).
+NB_POISSON_LIMIT = 1e4
+
+
+def nb_information(r: torch.Tensor, odds: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Expected information about ``total_count`` ``r`` of ``Y ~ NegativeBinomial(r, p)``.
+
+    Returns ``I_rr = E[psi'(r) - psi'(r + Y)]``, the information at fixed ``probs``
+    (minus the expected second ``r``-derivative of ``log Gamma(Y + r) - log Gamma(r)``;
+    Lawless 1987, sec. 2), and ``I_rr|mean = I_rr - p / r``, the information at a fixed
+    mean (the Schur complement ``I_rr - I_rp^2 / I_pp``), which is positive but, in the
+    Poisson limit, far smaller than ``I_rr``: it is computed directly, not as a
+    difference.  ``I_rr`` has no closed form, and its series ``sum_j P(Y > j) / (r + j)^2``
+    runs over as many terms as the counts are large.  With
+    ``psi'(r) - psi'(r + y) = int_0^inf t e^{-rt} (1 - e^{-yt}) / (1 - e^{-t}) dt`` (Abramowitz
+    & Stegun 1964, 6.4.1), the probability generating function
+    ``E[e^{-tY}] = (1 + odds (1 - e^{-t}))^{-r}`` and ``p / r = int_0^inf e^{-rt}
+    (1 - e^{-mean t}) dt``,
+
+        I_rr|mean = int_0^inf e^{-rt} [t (1 - E[e^{-tY}]) / (1 - e^{-t}) - (1 - e^{-mean t})] dt,
+
+    a smooth integral evaluated by the trapezoidal rule in ``log t`` (exponentially
+    convergent for an integrand analytic in a strip and decaying at both ends; Trefethen &
+    Weideman 2014, SIAM Review 56(3), sec. 5) on ``NB_QUADRATURE_NODES`` nodes between
+    ``1e-4 min(1, 1/r, 1/mean)`` and ``30 / r``; every factor uses ``expm1`` / ``log1p``, so
+    ``p`` near 1 (large means) loses no precision.  Where ``r >= NB_POISSON_LIMIT (2 mean +
+    1)`` the integrand's two terms agree to ~``mean / r^2`` and the expansion
+    ``mean^2 / (2 r^4) (1 - (2 mean + 1) / r)`` (from ``1 / (r + j)^2`` in powers of ``j / r``
+    and the negative binomial moments) is used instead.
+
+    Parameters
+    ----------
+    r, odds : Tensor of shape (n,)
+        Positive ``total_count`` and ``probs / (1 - probs)`` (the mean over ``r``).
+
+    Returns
+    -------
+    (Tensor, Tensor) of shape (n,)
+        ``I_rr`` and ``I_rr|mean``, both non-negative; no gradient.
+    """
+    with torch.no_grad():
+        r = r.detach().to(torch.float64)
+        odds = odds.detach().to(torch.float64)
+        mean = r * odds
+        p_over_r = odds / (r * (1.0 + odds))
+        rc, oc, mc = r[:, None], odds[:, None], mean[:, None]
+        lo = torch.log(1e-4 * torch.minimum(1.0 / rc, 1.0 / mc).clamp(max=1.0))
+        hi = torch.maximum(torch.log(30.0 / rc), lo + 1.0)
+        grid = torch.linspace(0.0, 1.0, NB_QUADRATURE_NODES, dtype=r.dtype)
+        t = torch.exp(lo + (hi - lo) * grid)
+        u = -torch.expm1(-t)  # 1 - e^{-t}
+        pgf_gap = -torch.expm1(-rc * torch.log1p(oc * u))  # 1 - E[e^{-tY}]
+        f = torch.exp(-rc * t) * ((t / u) * pgf_gap + torch.expm1(-mc * t)) * t  # dt = t dlog t
+        f[:, 0] *= 0.5
+        f[:, -1] *= 0.5
+        quad = f.sum(dim=1) * (hi - lo)[:, 0] / (NB_QUADRATURE_NODES - 1)
+        k = 2.0 * mean + 1.0
+        limit = mean * mean / (2.0 * r**4) * (1.0 - k / r)
+        orth = torch.where(r >= NB_POISSON_LIMIT * k, limit, quad).clamp_min(0.0)
+        return orth + p_over_r, orth

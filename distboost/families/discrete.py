@@ -1,5 +1,12 @@
 """Count families (targets in {0, 1, 2, ...}): poisson, negative_binomial.
 
+The negative binomial likelihood is computed in log space from the logits of ``probs``
+(``log p = logsigmoid(logits)``, ``log(1 - p) = logsigmoid(-logits)``) with a cancellation-free
+``log Gamma(r + y) - log Gamma(r)``, and its expected Fisher information is in closed form up
+to one quadrature (:func:`~distboost.families._special.nb_information`): a Monte Carlo
+estimate of this nearly singular 2 x 2 matrix (``total_count`` and ``probs`` move the mean
+together) made the natural step diverge.
+
 torch has no cdf for either; it comes from scipy.special (``pdtr``, ``betainc``) at
 prediction time.  Quantiles are the smallest integer ``k`` with ``cdf(k) >= q`` (integer
 bisection in :mod:`distboost._inversion`).
@@ -7,11 +14,15 @@ bisection in :mod:`distboost._inversion`).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.special as sc
 import torch
 import torch.distributions as D
 
+from ..links import RAW_BOUND
+from ._special import lgamma_ratio, nb_information
 from ._stats import scipy_elementwise, weighted_mean_var
 from .base import Family
 from .registry import register
@@ -21,6 +32,17 @@ __all__ = ["Poisson", "NegativeBinomial", "RATE_FLOOR"]
 
 #: Smallest start value of a Poisson rate (an all-zero target would give rate 0, log -inf).
 RATE_FLOOR = 1e-8
+#: Largest logit of ``probs`` the sigmoid link reaches (it stops at ``1 - eps``).
+_MAX_LOGIT = math.log((1.0 - np.finfo(np.float64).eps) / np.finfo(np.float64).eps)
+
+
+def _nb_log_pmf(r: torch.Tensor, logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """``log P(y)`` of torch's negative binomial (``total_count`` ``r``, ``probs`` =
+    ``sigmoid(logits)``): ``log C(y + r - 1, y) + r log(1 - p) + y log p`` in log space."""
+    y = torch.as_tensor(y, dtype=r.dtype)
+    return (lgamma_ratio(r, y) - torch.lgamma(y + 1.0)
+            + r * torch.nn.functional.logsigmoid(-logits)
+            + y * torch.nn.functional.logsigmoid(logits))
 
 
 @register
@@ -69,6 +91,56 @@ class NegativeBinomial(Family):
     def distribution(self, params):
         return D.NegativeBinomial(total_count=params["total_count"], probs=params["probs"],
                                   validate_args=False)
+
+    def _default_links(self) -> bool:
+        return (self.links["total_count"].name == "exp"
+                and self.links["probs"].name == "sigmoid")
+
+    def log_prob(self, params, y):
+        """Log mass in log space (see :func:`_nb_log_pmf`); ``probs`` is kept inside
+        ``[tiny, 1 - eps]`` as the sigmoid link keeps it."""
+        p = params["probs"].clamp(torch.finfo(torch.float64).tiny,
+                                  1.0 - torch.finfo(torch.float64).eps)
+        return _nb_log_pmf(params["total_count"], torch.log(p) - torch.log1p(-p), y)
+
+    def nll(self, raw, y):
+        """With the default links, straight from the raw scores: ``r = exp(raw_0)`` and the
+        logits of ``probs`` are ``raw_1`` itself (no round trip through ``p``, whose
+        ``1 - p`` loses its digits as ``p -> 1``); both clamped as the links clamp them."""
+        if not self._default_links():
+            return super().nll(raw, y)
+        r = torch.exp(raw[:, 0].clamp(-RAW_BOUND, RAW_BOUND))
+        logits = raw[:, 1].clamp(-RAW_BOUND, _MAX_LOGIT)
+        return -_nb_log_pmf(r, logits, y)
+
+    def fisher_natural(self, params):
+        """Expected information of ``(total_count r, probs p)`` (Lawless 1987, sec. 2):
+        ``I_rr = E[psi'(r) - psi'(r + Y)]`` (:func:`nb_information`),
+        ``I_rp = 1 / (1 - p)``, ``I_pp = r / (p (1 - p)^2)``."""
+        r, p = params["total_count"], params["probs"]
+        i_rr, _ = nb_information(r, p / (1.0 - p))
+        i_rp = 1.0 / (1.0 - p)
+        i_pp = r / (p * (1.0 - p) ** 2)
+        return torch.stack([torch.stack([i_rr, i_rp], dim=-1),
+                            torch.stack([i_rp, i_pp], dim=-1)], dim=-2)
+
+    def fisher_information(self, raw):
+        """On the raw scale with the default links (exp, sigmoid): ``[[A + r p, r p],
+        [r p, r p]]`` with ``A = r^2 I_rr|mean`` (:func:`nb_information`), the chain rule of
+        :meth:`fisher_natural` in closed form (no ``1 / (1 - p)``, which overflows as
+        ``p -> 1``).  ``r p`` is ``r`` times the mean over ``r + mean``; ``A``, the
+        information about ``log r`` at a fixed mean, is computed directly, so the matrix is
+        positive semi-definite even in the Poisson limit, where ``A`` is about
+        ``mean^2 / (2 r^2)``, far below ``r p``.  Other links take the general path."""
+        if not self._default_links():
+            return super().fisher_information(raw)
+        a = raw[:, 0].clamp(-RAW_BOUND, RAW_BOUND)
+        b = raw[:, 1].clamp(-RAW_BOUND, _MAX_LOGIT)
+        r = torch.exp(a)
+        _, orth = nb_information(r, torch.exp(b))
+        rp = r * torch.sigmoid(b)
+        return torch.stack([torch.stack([r * r * orth + rp, rp], dim=-1),
+                            torch.stack([rp, rp], dim=-1)], dim=-2)
 
     def start_values(self, y, w):
         mean, var = weighted_mean_var(y, w)

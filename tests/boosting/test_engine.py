@@ -228,10 +228,13 @@ def test_non_finite_loss_stops_with_a_warning_and_no_nan():
         return out * float("nan") if calls["n"] > 5 else out
 
     init = np.array([y.mean(), np.log(y.std())])
-    with pytest.warns(RuntimeWarning, match="round 6"):
+    # Calls 1-5: the start and rounds 1-4; from call 6 on (after round 5's trees) every
+    # step length of round 5 gives NaN: round 5 is removed, rounds 1-4 are kept.
+    with pytest.warns(RuntimeWarning, match="round 5: the training loss is nan"):
         fe = fit_boosting(exploding, init, X, {"y": torch.as_tensor(y)},
                           params=EngineParams(n_estimators=50, step="gradient"))
-    assert fe.stopped_reason == "non_finite_loss" and fe.n_iter_ == 5
+    assert fe.stopped_reason == "non_finite_loss" and fe.n_iter_ == 4
+    assert len(fe.evals_result_["train"]["loss"]) == 4
     assert np.isfinite(fe.predict_raw(X)).all()
 
 
