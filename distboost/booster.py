@@ -296,6 +296,7 @@ class Booster(BaseEstimator):
             data_val=data_val,
             fisher=self.fisher,
             callback=self.callback,
+            warn_context="Booster",
         )
         self.init_raw_ = self.ensemble_.init_raw
         self.n_iter_ = self.ensemble_.n_iter_

@@ -313,7 +313,7 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
 
     def _fit_rows(self, family, X, y, sample_weight, X_val=None, y_val=None, w_val=None,
                   n_estimators: int | None = None, penalty: float | None = None,
-                  warn: bool = True) -> _Run:
+                  warn: bool = True, where: str = "") -> _Run:
         """One boosting run on the given rows: start values, loss, engine.
 
         Early stopping (and the per-round calibrated validation score) when validation rows
@@ -379,6 +379,7 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
             sample_weight_val=w_val,
             fisher=fisher,
             valid_score=valid_score,
+            warn_context=f"{type(self).__name__}(family={family.name!r}){where}",
         )
         curve = None
         if X_val is not None:
@@ -412,12 +413,16 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
             penalty = choose_linear_start(make_loss, X, y, sample_weight, folds,
                                           LinearStart.design_of, _slope_mask(family))
 
+        count = {"fold": 0}
+
         def fit_fold(train, valid):
+            count["fold"] += 1
             return self._fit_rows(family, _take(X, train), y[train],
                                   None if sample_weight is None else sample_weight[train],
                                   _take(X, valid), y[valid],
                                   None if sample_weight is None else sample_weight[valid],
-                                  penalty=penalty, warn=False)
+                                  penalty=penalty, warn=False,
+                                  where=f", cross-validation fold {count['fold']}/{len(folds)}")
 
         weights = [float(w[valid].sum()) for _, valid in folds]
         best, runs = select_rounds_by_cv(fit_fold, folds, weights)

@@ -615,6 +615,7 @@ class VaryingCoefficientRegressor(RegressorMixin, BaseEstimator):
             X_val=None if X_val is None else _take_columns(X_val, modifiers),
             data_val=data_val, sample_weight_val=w_val,
             fisher=fisher,
+            warn_context=f"{type(self).__name__}(family={family.name!r})",
         )
         curve = None
         if y_val is not None:

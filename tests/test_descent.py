@@ -140,10 +140,6 @@ def test_classifier_training_loss_never_rises(classes, step, lr, n, seed):
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-9)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "needs StudentT.log_prob to use distboost.families._special.studentt_log_prob "
-    "(distboost/families/continuous.py, the lead's file): torch's StudentT.log_prob "
-    "rewards df -> inf by a cancellation of two lgamma values"))
 def test_issue_13_varying_studentt_repro_trains_smoothly_to_sane_parameters():
     rng = np.random.default_rng(5)
     X = rng.uniform(-3, 3, (400, 1))

@@ -95,7 +95,7 @@ def test_divergent_loss_stops_with_a_warning_not_nan():
     with pytest.warns(RuntimeWarning, match="Boosting stopped at round"):
         model = db.DistributionalRegressor(step="gradient", learning_rate=1e3, n_estimators=50,
                                            random_state=0).fit(X, y)
-    assert model.ensemble_.stopped_reason == "non_finite_loss"
+    assert model.ensemble_.stopped_reason in ("no_descent", "non_finite_loss")
     assert np.isfinite(model.predict_params(X).to_numpy()).all()
 
 

@@ -14,7 +14,7 @@ import torch
 import torch.distributions as D
 
 from ..links import RAW_BOUND
-from ._special import stdtr_ad
+from ._special import stdtr_ad, studentt_log_prob
 from ._stats import scipy_elementwise, weighted_mean_var, weighted_quantile
 from ._torch_extra import Logistic as _TorchLogistic
 from .base import Family
@@ -197,6 +197,11 @@ class StudentT(Family):
     torch_class = D.StudentT
     param_names = ("df", "loc", "scale")
     support = REAL
+
+    def log_prob(self, params, y):
+        # torch's StudentT.log_prob loses lgamma((df+1)/2) - lgamma(df/2) to cancellation
+        # for large df and rewards df -> inf; this form is exact there.
+        return studentt_log_prob(params["df"], params["loc"], params["scale"], y)
 
     def start_values(self, y, w):
         loc = weighted_quantile(y, w, 0.5)
