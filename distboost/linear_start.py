@@ -4,15 +4,16 @@ On a few dozen or hundred rows, trees recover smooth effects poorly and a linear
 distribution parameter (GAMLSS, Rigby & Stasinopoulos 2005; for censored times the parametric
 AFT models of survival analysis) is hard to beat.  :func:`choose_linear_start` fits
 
-    ``raw_k(x) = a_k + z(x) b_k``,   minimising  ``mean_w nll + penalty * sum_k |b_k|^2``
+    ``raw_k(x) = a_k + z(x) b_k``,   minimising  ``mean_w nll + penalty * sum_k I_k |b_k|^2``
 
-(``z``: standardised numeric columns, NaN at the centre, and centred one-hot columns of the
-categoricals seen in ``fit``) for a grid of ridge penalties, scores each by K-fold
-cross-validation against the constant model (infinite penalty), and keeps the largest penalty
-within one standard error of the best (the one-standard-error rule; the constant when it is
-within one standard error of the paired fold differences).  Boosting then starts from that
-model: the trees only add what the
-data support beyond it.
+(``I_k``: the information of raw output ``k`` at the constant start, so that neither the
+penalty nor the fit depends on the units of y; ``z``: standardised numeric columns, NaN at
+the centre, and centred one-hot columns of the categoricals seen in ``fit``) for a grid of
+ridge penalties, scores each by K-fold cross-validation against the constant model (infinite
+penalty), and keeps the largest penalty within one standard error of the best (the
+one-standard-error rule on the paired fold differences; the constant when it is within one
+standard error).  Boosting then starts from that model: the trees only add what the data
+support beyond it.
 
 References
 ----------
@@ -122,7 +123,9 @@ def fit_linear_start(loss, init_raw: np.ndarray, Z: np.ndarray, data: dict, weig
     data : dict of str to Tensor
     weight : ndarray of shape (n,) or None
     penalty : float
-        Ridge penalty on ``B`` (the intercepts ``a`` are not penalised).
+        Ridge penalty on ``B`` (the intercepts ``a`` are not penalised), each column ``k``
+        weighted by the information of raw output ``k`` at ``init_raw`` (the weighted mean
+        squared per-row gradient): scale-free, so a target in other units gets the same fit.
     mask : ndarray of shape (K,), optional
         1 for the raw outputs that get slopes, 0 for those kept constant (default: all 1).
 
@@ -137,23 +140,35 @@ def fit_linear_start(loss, init_raw: np.ndarray, Z: np.ndarray, data: dict, weig
         torch.as_tensor(np.asarray(weight, np.float64) / np.sum(weight)))
     z = torch.as_tensor(Z, dtype=torch.float64)
     base = torch.as_tensor(init_raw, dtype=torch.float64)
-    a = torch.zeros(k, dtype=torch.float64, requires_grad=True)
-    b = torch.zeros((Z.shape[1], k), dtype=torch.float64, requires_grad=True)
     m = torch.ones(k, dtype=torch.float64) if mask is None else torch.as_tensor(
         np.asarray(mask, dtype=np.float64))
-    opt = torch.optim.LBFGS([a, b], max_iter=MAX_ITER, line_search_fn="strong_wolfe",
+    # Penalise each slope in the metric of its raw output's information at the start (the
+    # weighted mean squared per-row gradient there): for the Normal's loc that is
+    # |b|^2 / sigma^2.  The fit runs in those units (a = a' / sqrt(I), b = b' / sqrt(I)), so
+    # both the penalty and the optimiser's tolerances are the same whatever the units of y.
+    start = base.repeat(n, 1).requires_grad_(True)
+    (g,) = torch.autograd.grad(loss(start, data).sum(), start)
+    info = ((g.detach() ** 2) * w[:, None]).sum(0)
+    info = torch.where(torch.isfinite(info) & (info > 0), info, torch.ones_like(info))
+    unit = 1.0 / info.sqrt()
+    a_s = torch.zeros(k, dtype=torch.float64, requires_grad=True)
+    b_s = torch.zeros((Z.shape[1], k), dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.LBFGS([a_s, b_s], max_iter=MAX_ITER, line_search_fn="strong_wolfe",
                             tolerance_grad=1e-9, tolerance_change=1e-12)
 
     def objective():
         opt.zero_grad()
-        value = (loss(base + a + z @ (b * m), data) * w).sum() + penalty * (b * b * m).sum()
+        raw = base + a_s * unit + z @ (b_s * m * unit)
+        value = (loss(raw, data) * w).sum() + penalty * (b_s * b_s * m).sum()
         if not torch.isfinite(value):
             raise FloatingPointError("the penalised linear start diverged")
         value.backward()
         return value
 
     opt.step(objective)
-    return (base + a).detach().numpy().copy(), (b * m).detach().numpy().copy()
+    a = a_s * unit
+    b = b_s * m * unit
+    return (base + a).detach().numpy().copy(), b.detach().numpy().copy()
 
 
 def choose_linear_start(make_loss, X, y, weight, folds, fit_start, mask=None) -> float | None:

@@ -40,13 +40,31 @@ def test_penalised_normal_fit_solves_the_ridge_equations():
                                   penalty, mask=np.array([1.0, 0.0]))
     assert np.all(coef[:, 1] == 0.0)  # the scale gets no slopes
     s2 = np.exp(2 * icpt[1])
-    # Stationarity of mean (y - a - Z b)^2 / (2 s^2) + penalty |b|^2 in a and b.
+    # Stationarity of mean (y - a - Z b)^2 / (2 s^2) + penalty I |b|^2 in a and b, where
+    # I = 1 / var(y) is the loc's information at the marginal start.
     zc = Z - Z.mean(0)
-    expected = np.linalg.solve(zc.T @ zc / 200 + 2 * s2 * penalty * np.eye(3),
+    expected = np.linalg.solve(zc.T @ zc / 200 + 2 * s2 / y.var() * penalty * np.eye(3),
                                zc.T @ (y - y.mean()) / 200)
     np.testing.assert_allclose(coef[:, 0], expected, atol=1e-5)
     resid = y - icpt[0] - Z @ coef[:, 0]
     np.testing.assert_allclose(s2, np.mean(resid**2), rtol=1e-4)
+
+
+def test_fit_is_equivariant_to_the_units_of_y():
+    rng = np.random.default_rng(3)
+    Z = rng.normal(size=(150, 2))
+    y = 2.0 + Z @ np.array([0.8, 0.0]) + rng.laplace(0, 0.5, 150)
+    family = db.families.get("laplace")
+
+    def fit(c):
+        def loss(raw, data):
+            return family.nll(raw, data["y"])
+        return fit_linear_start(loss, family.init_raw(y * c), Z, {"y": torch.tensor(y * c)},
+                                None, 0.1, mask=np.array([1.0, 0.0]))
+
+    (i1, c1), (i2, c2) = fit(1.0), fit(1e-6)
+    np.testing.assert_allclose(c2[:, 0], c1[:, 0] * 1e-6, rtol=1e-5, atol=1e-12)
+    np.testing.assert_allclose(i2[0], i1[0] * 1e-6, rtol=1e-6)
 
 
 def test_choice_prefers_the_constant_for_noise_and_a_slope_for_signal():
