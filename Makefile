@@ -24,7 +24,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m ruff check distboost tests benchmarks examples docs
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir site
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2
 
 docs: $(STAMP)
 	$(PY) docs/make_gallery.py
