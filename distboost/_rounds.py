@@ -27,7 +27,7 @@ import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
 __all__ = ["CV_MAX_ROWS", "CV_FOLDS", "validation_mode", "cv_folds", "best_cv_round",
-           "select_rounds_by_cv", "one_standard_error_choice"]
+           "select_rounds_by_cv", "one_standard_error_choice", "padded_curves"]
 
 #: Training rows below which ``early_stopping="auto"`` chooses the rounds by cross-validation.
 CV_MAX_ROWS = 1000
@@ -82,9 +82,18 @@ def cv_folds(n: int, random_state: int, strata: np.ndarray | None = None,
     return list(KFold(k, shuffle=True, random_state=random_state).split(rows))
 
 
+def padded_curves(curves: Sequence[np.ndarray]) -> np.ndarray:
+    """The folds' validation curves as one array of shape (n_folds, max length), a fold
+    that stopped early keeping its last score for the later rounds."""
+    length = max(len(c) for c in curves)
+    return np.stack([np.pad(np.asarray(c, dtype=np.float64), (0, length - len(c)),
+                            mode="edge") for c in curves])
+
+
 def best_cv_round(curves: Sequence[np.ndarray], weights: Sequence[float],
                   one_se: bool = True) -> int:
-    """The round minimising the weighted mean of the folds' validation curves.
+    """The round chosen from the folds' validation curves: the earliest whose weighted mean
+    is within one standard error of the best (``one_se``), or the minimum.
 
     Parameters
     ----------
@@ -100,9 +109,7 @@ def best_cv_round(curves: Sequence[np.ndarray], weights: Sequence[float],
     int
         The best round (0 keeps the start values).
     """
-    length = max(len(c) for c in curves)
-    padded = np.stack([np.pad(np.asarray(c, dtype=np.float64), (0, length - len(c)),
-                              mode="edge") for c in curves])
+    padded = padded_curves(curves)
     if not one_se:
         mean = np.asarray(weights, np.float64) @ np.where(np.isfinite(padded), padded, np.inf)
         return int(np.argmin(mean)) if np.isfinite(mean).any() else 0

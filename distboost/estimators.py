@@ -25,7 +25,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import families as _families
-from ._rounds import CV_FOLDS, cv_folds, select_rounds_by_cv, validation_mode
+from ._rounds import CV_FOLDS, cv_folds, padded_curves, select_rounds_by_cv, validation_mode
 from ._validation import (
     check_consistent_rows,
     check_eval_set,
@@ -435,9 +435,7 @@ class DistributionalRegressor(RegressorMixin, BaseEstimator):
         final = self._fit_rows(family, X, y, sample_weight, n_estimators=max(best, 1),
                                penalty=penalty)
         final.ensemble.best_iteration_ = min(best, final.ensemble.n_iter_)
-        length = max(len(r.valid_curve) for r in runs)
-        curves = np.stack([np.pad(r.valid_curve, (0, length - len(r.valid_curve)), mode="edge")
-                           for r in runs])
+        curves = padded_curves([r.valid_curve for r in runs])
         final.cv_curve = np.average(curves, axis=0, weights=weights)
         dispersion = getattr(family, "dispersion_param", None)
         if self.calibrate and dispersion is not None:
