@@ -300,7 +300,8 @@ class Predictive:
         """Quantile function (inverse cdf).
 
         Exact where the family has an inverse cdf, else a vectorised numerical inversion of
-        the cdf (relative accuracy about 1e-10, see :func:`distboost._inversion.invert_cdf`).
+        the cdf (relative accuracy about 1e-10, see
+        :func:`distboost.families._inversion.invert_cdf`).
         A count family gives the smallest integer ``k`` with ``cdf(k) >= q``.  ``q = 0`` and
         ``q = 1`` give the ends of the support.
 

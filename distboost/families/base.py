@@ -24,8 +24,8 @@ import numpy as np
 import torch
 from torch.distributions import Distribution
 
-from .._inversion import invert_cdf
 from ..links import Link, get_link, link_for_constraint
+from ._inversion import invert_cdf
 from .support import REAL, Support
 
 __all__ = ["Family", "as_float64_tensor"]

@@ -9,7 +9,7 @@ together) made the natural step diverge.
 
 torch has no cdf for either; it comes from scipy.special (``pdtr``, ``betainc``) at
 prediction time.  Quantiles are the smallest integer ``k`` with ``cdf(k) >= q`` (integer
-bisection in :mod:`distboost._inversion`).
+bisection in :mod:`distboost.families._inversion`).
 """
 
 from __future__ import annotations
