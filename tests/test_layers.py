@@ -1,0 +1,267 @@
+"""The layers of docs/DESIGN.md hold in the code: no import cycle inside ``distboost`` and no
+module importing a module of a higher layer.
+
+Every module under ``distboost/`` is parsed with :mod:`ast`; every ``import`` and
+``from ... import`` counts, at module level and inside functions or classes alike (a lazy
+import is still a dependency), relative and absolute.  An edge goes to the module named: ``from
+.families import get`` is an edge to ``distboost.families``, ``from . import metrics`` one to
+``distboost.metrics``.  The parent packages Python runs on the way (``distboost/__init__.py``
+before any submodule) are not counted: the package ``distboost`` itself is the public facade
+above every layer, and no module may import it.
+
+Edges that break the rules today are listed in ``KNOWN_VIOLATIONS``, each with the reason and
+the fix that removes it (issue 14, "One house").  The list may only shrink: a new violation
+fails :func:`test_no_module_imports_a_higher_layer` or :func:`test_no_import_cycle`, and a
+listed edge that no longer exists fails :func:`test_known_violations_are_not_stale`, so the
+entry is deleted when its fix lands.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "distboost"
+
+# Bottom up; a module may import modules of its own layer or of a lower one.  A key names a
+# module or a package (all modules under it); the longest matching key decides.  The order is
+# that of the layers table of docs/DESIGN.md, with the helper modules placed by what they use
+# and what uses them.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    # leaves: depend on no other distboost module.  `_validation` checks X, y and weights for
+    # the estimators; `censored` builds (n, 2) bound arrays; `datasets` loads and draws data
+    # (the DESIGN table lists datasets last, but it imports nothing and the CLI demo uses it,
+    # so it is a leaf here).
+    ("leaves", ("distboost._validation", "distboost.censored", "distboost.datasets")),
+    ("links", ("distboost.links",)),
+    ("families", ("distboost.families",)),
+    # `_inversion` is the Predictive's vectorised numerical cdf inversion (DESIGN: predictive)
+    # while it sits at the top of the package; once moved into families/ it is families.
+    ("predictive", ("distboost.predictive", "distboost._inversion")),
+    ("metrics", ("distboost.metrics",)),
+    ("boosting", ("distboost.boosting",)),
+    ("objective", ("distboost.objective",)),
+    # helpers of the estimators: the option table, dispersion calibration, the number of
+    # rounds by CV, the penalised linear start
+    ("estimator helpers", ("distboost._options", "distboost.calibration", "distboost._rounds",
+                           "distboost.linear_start")),
+    ("persistence", ("distboost.persistence",)),
+    ("estimators", ("distboost._base", "distboost.estimators", "distboost.classifier",
+                    "distboost.varying", "distboost.booster")),
+    ("explain, dask", ("distboost.explain", "distboost.dask")),
+    ("selection", ("distboost.selection",)),
+    ("plotting", ("distboost.plotting",)),
+    ("cli", ("distboost.cli", "distboost.__main__")),
+    ("package", ("distboost",)),  # distboost/__init__.py: the public facade
+]
+
+# (importer, imported): the edges that break the layers today, each to be removed by its fix.
+KNOWN_VIOLATIONS: dict[tuple[str, str], str] = {
+    ("distboost.predictive", "distboost.metrics"):
+        "Predictive.crps/pit import metrics lazily (upward); issue 14 item 5: Predictive "
+        "must not import metrics",
+    ("distboost.persistence", "distboost.estimators"):
+        "load() builds a DistributionalRegressor (upward, and the cycle estimators -> "
+        "persistence -> estimators); fix: a registry of loadable classes and "
+        "_get_state/_set_state on the estimators (issue 14 item 3)",
+    ("distboost.persistence", "distboost.classifier"):
+        "load() builds a DistributionalClassifier (cycle estimators -> persistence -> "
+        "classifier -> estimators); same fix",
+    ("distboost.persistence", "distboost"):
+        "save() reads distboost.__version__ from the package facade (a cycle through "
+        "distboost/__init__.py); fix: a version module below persistence, or "
+        "importlib.metadata",
+}
+
+
+def _modules(package: Path) -> dict[str, tuple[Path, bool]]:
+    """Dotted name -> (file, is a package ``__init__``) for every module of the package."""
+    out = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = list(path.relative_to(package.parent).with_suffix("").parts)
+        is_pkg = parts[-1] == "__init__"
+        if is_pkg:
+            parts = parts[:-1]
+        out[".".join(parts)] = (path, is_pkg)
+    return out
+
+
+def _targets(node, module: str, is_pkg: bool, modules) -> list[str]:
+    """The distboost modules an import node names (a ``from`` import of a submodule names
+    the submodule, of anything else the module it comes from)."""
+    if isinstance(node, ast.Import):
+        names = [a.name for a in node.names]
+    else:
+        if node.level:
+            base = module.split(".") if is_pkg else module.split(".")[:-1]
+            base = base[: len(base) - (node.level - 1)]
+            source = ".".join(base + ([node.module] if node.module else []))
+        else:
+            source = node.module or ""
+        names = [f"{source}.{a.name}" if f"{source}.{a.name}" in modules else source
+                 for a in node.names]
+    out = []
+    for name in names:
+        if name.split(".")[0] != "distboost":
+            continue
+        while name not in modules and "." in name:  # an attribute path: its module
+            name = name.rsplit(".", 1)[0]
+        out.append(name)
+    return out
+
+
+def import_graph(package: Path = PACKAGE) -> dict[str, dict[str, list[int]]]:
+    """importer -> {imported: [line numbers]} over every import statement of the package."""
+    modules = _modules(package)
+    graph: dict[str, dict[str, list[int]]] = {m: {} for m in modules}
+    for module, (path, is_pkg) in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                for target in _targets(node, module, is_pkg, modules):
+                    lines = graph[module].setdefault(target, []) if target != module else None
+                    if lines is not None and node.lineno not in lines:
+                        lines.append(node.lineno)
+    return graph
+
+
+def layer_of(module: str) -> int:
+    """Index of the module's layer in ``LAYERS`` (longest matching key)."""
+    best, best_len = None, -1
+    for index, (_, keys) in enumerate(LAYERS):
+        for key in keys:
+            if (module == key or module.startswith(key + ".")) and len(key) > best_len:
+                best, best_len = index, len(key)
+    if best is None or (best_len == len("distboost") and module != "distboost"):
+        raise KeyError(module)
+    return best
+
+
+def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+GRAPH = import_graph()
+
+
+def _edges() -> set[tuple[str, str]]:
+    return {(a, b) for a, targets in GRAPH.items() for b in targets}
+
+
+def test_every_module_has_a_layer():
+    missing = [m for m in GRAPH if _layer_or_none(m) is None]
+    assert not missing, (
+        f"Modules without a layer: {missing}. Add each to LAYERS in tests/test_layers.py "
+        "(and to the layers table of docs/DESIGN.md).")
+
+
+def _layer_or_none(module):
+    try:
+        return layer_of(module)
+    except KeyError:
+        return None
+
+
+def test_no_module_imports_a_higher_layer():
+    bad = []
+    for a, b in sorted(_edges()):
+        la, lb = _layer_or_none(a), _layer_or_none(b)
+        if la is None or lb is None or lb <= la or (a, b) in KNOWN_VIOLATIONS:
+            continue
+        bad.append(f"{a} ({LAYERS[la][0]}) imports {b} ({LAYERS[lb][0]}) "
+                   f"at line(s) {GRAPH[a][b]}")
+    assert not bad, "Imports from a higher layer:\n" + "\n".join(bad)
+
+
+def test_no_import_cycle():
+    # The known violations are removed first: every cycle they close is already listed.
+    graph = {a: {b for b in targets if (a, b) not in KNOWN_VIOLATIONS}
+             for a, targets in GRAPH.items()}
+    cycles = find_cycles(graph)
+    assert not cycles, "Import cycles inside distboost (function-level imports count):\n" + (
+        "\n".join(" <-> ".join(c) for c in cycles))
+
+
+def test_known_violations_are_not_stale():
+    edges = _edges()
+    stale = sorted(edge for edge in KNOWN_VIOLATIONS if edge not in edges)
+    assert not stale, (f"These edges no longer exist: delete them from KNOWN_VIOLATIONS in "
+                       f"tests/test_layers.py: {stale}")
+    cycles = find_cycles({a: set(t) for a, t in GRAPH.items()})
+    legal = sorted((a, b) for a, b in KNOWN_VIOLATIONS
+                   if _layer_or_none(a) is not None and _layer_or_none(b) is not None
+                   and layer_of(b) <= layer_of(a)
+                   and not any(a in c and b in c for c in cycles))
+    assert not legal, f"These listed edges break no rule any more: delete them: {legal}"
+
+
+# ---------------------------------------------------------------------- the checker itself
+def test_the_checker_sees_lazy_relative_and_absolute_imports(tmp_path):
+    pkg = tmp_path / "distboost"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from . import a\n")
+    (pkg / "a.py").write_text("import numpy\nfrom .sub import b\n")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "b.py").write_text(
+        "def f():\n    from ..a import thing\n    import distboost.sub.c\n")
+    (pkg / "sub" / "c.py").write_text("class C:\n    def g(self):\n        from . import b\n")
+    graph = import_graph(pkg)
+    assert graph == {
+        "distboost": {"distboost.a": [1]},
+        "distboost.a": {"distboost.sub.b": [2]},
+        "distboost.sub": {},
+        "distboost.sub.b": {"distboost.a": [2], "distboost.sub.c": [3]},
+        "distboost.sub.c": {"distboost.sub.b": [3]},
+    }
+    cycles = find_cycles({a: set(t) for a, t in graph.items()})
+    assert cycles == [["distboost.a", "distboost.sub.b", "distboost.sub.c"]]
+
+
+@pytest.mark.parametrize(("module", "layer"), [
+    ("distboost.links", "links"), ("distboost.families.base", "families"),
+    ("distboost.families._inversion", "families"), ("distboost._inversion", "predictive"),
+    ("distboost.metrics.scorers", "metrics"), ("distboost.boosting.engine", "boosting"),
+    ("distboost.varying", "estimators"), ("distboost", "package"),
+])
+def test_layer_lookup(module, layer):
+    assert LAYERS[layer_of(module)][0] == layer
+
+
+def test_an_unplaced_module_has_no_layer():
+    with pytest.raises(KeyError):
+        layer_of("distboost.somewhere_new")
