@@ -1,7 +1,9 @@
 """Families of distributions for the target, and their registry.
 
-``available()`` lists the registered names, ``get(name, links=...)`` builds one, and
-``register`` (a decorator) adds a user-defined :class:`Family`.
+``available()`` lists the registered names, ``get(name, links=...)`` builds one,
+``register`` (a decorator) adds a user-defined :class:`Family`, and ``from_state`` rebuilds a
+family from ``Family.get_state()``.  ``Censored`` and ``Truncated`` wrap any continuous family
+(one base, :class:`~distboost.families.wrapper.Wrapped`).
 """
 
 from . import (  # noqa: F401  (registers them)
@@ -13,8 +15,11 @@ from . import (  # noqa: F401  (registers them)
     positive,
 )
 from .base import Family
-from .registry import available, get, register
+from .censored import Censored
+from .registry import available, from_state, get, register
 from .support import Support
 from .truncated import Truncated
+from .wrapper import Wrapped
 
-__all__ = ["Family", "Support", "Truncated", "available", "get", "register"]
+__all__ = ["Censored", "Family", "Support", "Truncated", "Wrapped", "available", "from_state",
+           "get", "register"]

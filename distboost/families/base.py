@@ -62,10 +62,22 @@ class Family:
         Parameter names, torch's names in torch's order.
     support : Support
         Support of ``y``.
-    discrete : bool
-        Whether ``y`` takes integer values.
     links : dict of str to Link
         The link of every parameter.
+
+    Capabilities (class attributes a family declares; code elsewhere reads them instead of
+    keeping lists of names):
+
+    discrete : bool
+        Whether ``y`` takes integer values.
+    censorable : bool
+        Continuous, with ``log_cdf`` and ``log_sf`` differentiable in the parameters: the
+        family has a ``censored_<name>`` twin (:class:`~distboost.families.censored.Censored`).
+    closed_form_crps : bool
+        :meth:`crps` is a closed form, differentiable in the parameters (training with
+        ``scoring_rule="crps"`` needs it); otherwise the CRPS is numerical.
+    classification : bool
+        ``y`` is a class index (``bernoulli``, ``categorical``).
     """
 
     name: str = ""
@@ -73,6 +85,12 @@ class Family:
     param_names: tuple[str, ...] = ()
     support: Support = REAL
     discrete: bool = False
+    #: Has a censored twin: continuous, differentiable ``log_cdf`` / ``log_sf``.
+    censorable: bool = False
+    #: :meth:`crps` is a differentiable closed form.
+    closed_form_crps: bool = False
+    #: ``y`` is a class index (bernoulli, categorical).
+    classification: bool = False
     #: Links to use instead of the constraint-derived ones (class-level defaults).
     default_links: Mapping[str, str] = {}
     #: True when :meth:`start_values` already is the weighted MLE (closed form): :meth:`init`
@@ -119,6 +137,33 @@ class Family:
         """Constructor arguments, for serialisation."""
         return {"links": {p: lk.name for p, lk in self.links.items()}}
 
+    def get_state(self) -> dict:
+        """The whole state of the family, JSON-safe: ``{"name": registry name, "links":
+        {parameter: link name}}`` plus the constructor arguments of a parametrised family
+        (e.g. ``n_classes``); wrappers give ``{"wrapper": kind, "inner": state, ...}``.
+        :func:`distboost.families.from_state` rebuilds an equal family from it."""
+        return {"name": self.name, "links": {p: lk.name for p, lk in self.links.items()}}
+
+    def with_links(self, links: Mapping[str, str | Link]) -> Family:
+        """A copy of the family with some links replaced (the others kept).
+
+        Raises
+        ------
+        ValueError
+            For a parameter the family does not have, or an unknown link name.
+        """
+        resolved = dict(self.links)
+        for p, link in links.items():
+            if p not in self.param_names:
+                raise ValueError(
+                    f"Family {self.name!r} has no parameter {p!r}; "
+                    f"its parameters are {list(self.param_names)}."
+                )
+            resolved[p] = get_link(link)
+        new = copy.copy(self)
+        new.links = resolved
+        return new
+
     def __sklearn_clone__(self) -> Family:
         """A fresh, equal family for ``sklearn.base.clone`` of an estimator holding this one
         (a family has ``get_params`` but is not an estimator: clone would call
@@ -157,10 +202,6 @@ class Family:
     def distribution(self, params: Params) -> Distribution:
         """The torch distribution with these natural-scale parameters."""
         return self.torch_class(**{p: params[p] for p in self.param_names}, validate_args=False)
-
-    def dist_from_raw(self, raw: torch.Tensor) -> Distribution:
-        """The torch distribution for raw scores of shape (n, K)."""
-        return self.distribution(self.params_from_raw(raw))
 
     # ------------------------------------------------------------------ likelihood
     def log_prob(self, params: Params, y: torch.Tensor) -> torch.Tensor:

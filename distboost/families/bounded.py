@@ -21,6 +21,7 @@ class Beta(Family):
     from ``scipy.special.betainc`` / ``betaincinv`` (prediction time, no gradient)."""
 
     name = "beta"
+    closed_form_crps = True
     torch_class = D.Beta
     param_names = ("concentration1", "concentration0")
     support = UNIT_INTERVAL

@@ -82,6 +82,7 @@ class Bernoulli(Family):
     """
 
     name = "bernoulli"
+    classification = True
     torch_class = D.Bernoulli
     param_names = ("logits",)
     support = class_indices(2)
@@ -173,6 +174,7 @@ class Categorical(Family):
     """
 
     name = "categorical"
+    classification = True
     torch_class = D.Categorical
     discrete = True
     closed_form_mle = True
@@ -234,6 +236,11 @@ class Categorical(Family):
     def get_params(self) -> dict:
         """Constructor arguments, for serialisation (``K`` is also implied by the links)."""
         return {"n_classes": self.n_classes,
+                "links": {p: lk.name for p, lk in self.links.items()}}
+
+    def get_state(self) -> dict:
+        """``{"name": "categorical", "n_classes": K, "links": {...}}``."""
+        return {"name": self.name, "n_classes": self.n_classes,
                 "links": {p: lk.name for p, lk in self.links.items()}}
 
     # ------------------------------------------------------------------ likelihood

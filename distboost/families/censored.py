@@ -21,13 +21,23 @@ import numpy as np
 import torch
 
 from .base import Family, _normalise_weights
-from .registry import register_prefix
+from .registry import available, get, register_prefix, register_wrapper
+from .wrapper import Wrapped
 
-__all__ = ["Censored", "CENSORABLE"]
+__all__ = ["Censored", "censorable_names"]  # and CENSORABLE, derived on access
 
-#: Families that have a censored twin (continuous, with differentiable log_cdf / log_sf).
-CENSORABLE = ("normal", "lognormal", "gamma", "weibull", "exponential", "logistic", "gumbel",
-              "laplace", "studentt")
+
+def censorable_names() -> tuple[str, ...]:
+    """Registered families with a censored twin (``Family.censorable``), sorted."""
+    return tuple(n for n in available() if get(n).censorable)
+
+
+def __getattr__(name: str):
+    # ``CENSORABLE`` is derived from the families' own ``censorable`` flag, when asked for
+    # (at import time of this module not every family is registered yet).
+    if name == "CENSORABLE":
+        return censorable_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _log1mexp(x: torch.Tensor) -> torch.Tensor:
@@ -35,33 +45,28 @@ def _log1mexp(x: torch.Tensor) -> torch.Tensor:
     return torch.where(x > -math.log(2.0), torch.log(-torch.expm1(x)), torch.log1p(-torch.exp(x)))
 
 
-class Censored(Family):
+class Censored(Wrapped):
     """The censored version of a continuous family (targets are ``(n, 2)`` bounds).
 
     Parameters
     ----------
-    family : Family
-        The latent family (one of :data:`CENSORABLE`, or a user family with differentiable
+    family : str or Family
+        The latent family (a ``censorable`` one, or a user family with differentiable
         ``log_cdf`` and ``log_sf``).
+    links : dict of str to str, optional
+        Link overrides of the latent family.
     """
 
-    def __init__(self, family: Family):
-        if family.discrete:
-            raise ValueError(f"Family {family.name!r} is discrete: it has no censored variant.")
-        self.inner = family
-        self.name = f"censored_{family.name}"
-        self.torch_class = family.torch_class
-        self.param_names = family.param_names
-        self.support = family.support
-        self.links = family.links
-        self.dispersion_param = family.dispersion_param
-        self.default_step = family.default_step
+    kind = "censored"
+    prefix = "censored_"
+
+    def __init__(self, family, links=None):
+        inner = self._wrap(family, links)
+        if inner.discrete:
+            raise ValueError(f"Family {inner.name!r} is discrete: it has no censored variant.")
 
     def __repr__(self) -> str:
         return f"Censored({self.inner!r})"
-
-    def get_params(self) -> dict:
-        return self.inner.get_params()
 
     # The latent law: every distribution function is the wrapped family's.
     def distribution(self, params):
@@ -96,8 +101,12 @@ class Censored(Family):
         # only lowers the information; the exact censored information has no closed form).
         return self.inner.fisher_natural(params)
 
+    def fisher_information(self, raw):
+        return self.inner.fisher_information(raw)
+
     def param_floors(self, y):
-        return self.inner.param_floors(_midpoints(np.asarray(y, dtype=np.float64)))
+        y = np.asarray(y, dtype=np.float64)
+        return self.inner.param_floors(_midpoints(y) if y.ndim == 2 else y)
 
     # ------------------------------------------------------------------ targets
     def row_types(self, y: np.ndarray) -> dict[str, np.ndarray]:
@@ -216,12 +225,13 @@ def _midpoints(y: np.ndarray) -> np.ndarray:
 
 
 def _censored_factory(inner: Family) -> Family:
-    if inner.name not in CENSORABLE:
+    if not inner.censorable:
         raise ValueError(
             f"Family {inner.name!r} has no censored variant; censored families exist for "
-            f"{list(CENSORABLE)}."
+            f"{list(censorable_names())}."
         )
     return Censored(inner)
 
 
 register_prefix("censored_", _censored_factory)
+register_wrapper("censored", Censored)

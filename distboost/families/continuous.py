@@ -33,6 +33,8 @@ class Normal(Family):
     """Normal (Gaussian) family, ``N(loc, scale^2)``; links identity and exp by default."""
 
     name = "normal"
+    censorable = True
+    closed_form_crps = True
     dispersion_param = "scale"
     torch_class = D.Normal
     param_names = ("loc", "scale")
@@ -79,6 +81,8 @@ class Laplace(Family):
     """Laplace family, density ``exp(-|y - loc| / scale) / (2 scale)``."""
 
     name = "laplace"
+    censorable = True
+    closed_form_crps = True
     dispersion_param = "scale"
     torch_class = D.Laplace
     param_names = ("loc", "scale")
@@ -114,6 +118,8 @@ class Logistic(Family):
     :class:`distboost.families._torch_extra.Logistic`)."""
 
     name = "logistic"
+    censorable = True
+    closed_form_crps = True
     dispersion_param = "scale"
     torch_class = _TorchLogistic
     param_names = ("loc", "scale")
@@ -141,6 +147,8 @@ class Gumbel(Family):
     """Gumbel (type I extreme value, maxima) family; scipy's ``gumbel_r``."""
 
     name = "gumbel"
+    censorable = True
+    closed_form_crps = True
     dispersion_param = "scale"
     torch_class = D.Gumbel
     param_names = ("loc", "scale")
@@ -188,6 +196,8 @@ class StudentT(Family):
     """
 
     name = "studentt"
+    censorable = True
+    closed_form_crps = True
     dispersion_param = "scale"
     #: The natural step divides by the information about ``df``, which vanishes as
     #: ``df -> inf`` (Lange et al. 1989, eq. A.3): the step would grow without bound where

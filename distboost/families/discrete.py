@@ -50,6 +50,7 @@ class Poisson(Family):
     """Poisson family with mean ``rate``."""
 
     name = "poisson"
+    closed_form_crps = True
     torch_class = D.Poisson
     param_names = ("rate",)
     support = COUNTS
@@ -82,6 +83,7 @@ class NegativeBinomial(Family):
     """
 
     name = "negative_binomial"
+    closed_form_crps = True
     torch_class = D.NegativeBinomial
     param_names = ("total_count", "probs")
     support = COUNTS

@@ -31,6 +31,8 @@ class LogNormal(Family):
     scale=exp(loc))``."""
 
     name = "lognormal"
+    censorable = True
+    closed_form_crps = True
     dispersion_param = "scale"
     torch_class = D.LogNormal
     param_names = ("loc", "scale")
@@ -66,6 +68,8 @@ class Gamma(Family):
     ``scipy.special.gammaincinv`` (torch has no ``Gamma.icdf``)."""
 
     name = "gamma"
+    censorable = True
+    closed_form_crps = True
     torch_class = D.Gamma
     param_names = ("concentration", "rate")
     support = POSITIVE
@@ -108,6 +112,7 @@ class Weibull(Family):
     ``weibull_min(c=concentration, scale=scale)``."""
 
     name = "weibull"
+    censorable = True
     torch_class = D.Weibull
     param_names = ("scale", "concentration")
     support = POSITIVE
@@ -150,6 +155,8 @@ class Exponential(Family):
     """Exponential family with ``rate``; support ``y >= 0``."""
 
     name = "exponential"
+    censorable = True
+    closed_form_crps = True
     torch_class = D.Exponential
     param_names = ("rate",)
     support = NONNEGATIVE

@@ -2,8 +2,9 @@
 
 ``register`` works as a decorator on a :class:`~distboost.families.Family` subclass (or is
 called with a name and a factory); ``get`` builds a family from its name, with optional link
-overrides; ``available`` lists the names.  Modelled on ``torch.distributions``'
-``constraint_registry``.
+overrides; ``available`` lists the names; ``from_state`` rebuilds a family from
+:meth:`Family.get_state` (wrappers included, through ``register_wrapper``).  Modelled on
+``torch.distributions``' ``constraint_registry``.
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ from collections.abc import Callable, Mapping
 
 from .base import Family
 
-__all__ = ["register", "get", "available"]
+__all__ = ["register", "get", "available", "from_state", "register_wrapper"]
 
 _REGISTRY: dict[str, Callable[..., Family]] = {}
 #: Prefix resolvers, e.g. ``censored_`` -> a wrapper factory taking the inner family.
 _PREFIXES: dict[str, Callable[[Family], Family]] = {}
+#: Wrapper kinds of a family state, e.g. ``truncated`` -> a factory ``(inner, **args)``.
+_WRAPPERS: dict[str, Callable[..., Family]] = {}
 
 
 def register(name_or_cls=None, factory: Callable[..., Family] | None = None):
@@ -51,6 +54,12 @@ def register_prefix(prefix: str, wrapper: Callable[[Family], Family]) -> None:
     _PREFIXES[prefix] = wrapper
 
 
+def register_wrapper(kind: str, factory: Callable[..., Family]) -> None:
+    """Make ``from_state({"wrapper": kind, "inner": state, **args})`` return
+    ``factory(from_state(state), **args)``."""
+    _WRAPPERS[kind] = factory
+
+
 def available() -> list[str]:
     """Names of the registered families, sorted."""
     return sorted(_REGISTRY)
@@ -73,9 +82,7 @@ def get(family: str | Family, links: Mapping[str, str] | None = None) -> Family:
         or link name.
     """
     if isinstance(family, Family):
-        if links:
-            return type(family)(links={**family.get_params()["links"], **links})
-        return family
+        return family.with_links(links) if links else family
     if isinstance(family, str):
         if family in _REGISTRY:
             return _REGISTRY[family](links=links)
@@ -85,3 +92,53 @@ def get(family: str | Family, links: Mapping[str, str] | None = None) -> Family:
     raise ValueError(
         f"Unknown family {family!r}; known families are {available()}."
     )
+
+
+def from_state(state: Mapping) -> Family:
+    """Rebuild a family from :meth:`Family.get_state` (the persistence layer's format).
+
+    Parameters
+    ----------
+    state : dict
+        ``{"name": registered name, "links": {...}, **constructor arguments}``, or for a
+        wrapper ``{"wrapper": kind, "inner": state, **constructor arguments}``.
+
+    Returns
+    -------
+    Family
+        A family whose ``get_state()`` equals ``state``.
+
+    Raises
+    ------
+    ValueError
+        For a state that is not a mapping, an unknown name or wrapper kind, or arguments the
+        family does not take (the message names them).
+    """
+    if not isinstance(state, Mapping):
+        raise ValueError(f"A family state is a dict; got {type(state).__name__}.")
+    args = dict(state)
+    if "wrapper" in args:
+        kind = args.pop("wrapper")
+        if kind not in _WRAPPERS:
+            raise ValueError(
+                f"Unknown family wrapper {kind!r} in a saved state; known wrappers are "
+                f"{sorted(_WRAPPERS)}."
+            )
+        if "inner" not in args:
+            raise ValueError(f"The state of a {kind!r} family has no 'inner' family state.")
+        inner = from_state(args.pop("inner"))
+        factory = _WRAPPERS[kind]
+        return _call(factory, args, f"wrapper {kind!r}", inner)
+    name = args.pop("name", None)
+    if name not in _REGISTRY:
+        raise ValueError(f"Unknown family {name!r} in a saved state; known families are "
+                         f"{available()}.")
+    return _call(_REGISTRY[name], args, f"family {name!r}")
+
+
+def _call(factory, args: dict, what: str, *positional) -> Family:
+    try:
+        return factory(*positional, **args)
+    except TypeError as err:
+        raise ValueError(f"Cannot rebuild {what} from a saved state with arguments "
+                         f"{sorted(args)}: {err}") from err
