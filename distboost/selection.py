@@ -262,9 +262,10 @@ def _evaluate(spec, name, family, X, y, folds, metrics, censored, random_state,
                 try:
                     model.fit(_take(X, tr), y[tr])
                     seconds.append(time.perf_counter() - t0)
-                    dist = model.predict_dist(_take(X, te))
+                    X_te = _take(X, te)
+                    dist = model.predict_dist(X_te)
                     for m in metrics:
-                        scores[m].append(_score(m, dist, y[te], censored))
+                        scores[m].append(_score(m, model, X_te, y[te], censored))
                     diag.add(model, dist, y[te], {m: scores[m][-1] for m in metrics})
                 finally:
                     caught.extend((k, w) for w in records)
@@ -388,29 +389,47 @@ def _rank(table: pd.DataFrame, metrics, ranking: str) -> pd.DataFrame:
 
 
 def _known_metric(m) -> bool:
+    """A metric of compare_families: ``nll``, ``crps``, ``c_index``, or ``coverage_<p>`` /
+    ``interval_score_<p>`` for a percent ``p`` that :func:`distboost.metrics.get_scorer`
+    accepts."""
     if m in ("nll", "crps", "c_index"):
         return True
-    head, _, level = str(m).rpartition("_")
-    return head in ("coverage", "interval_score") and level.isdigit() and 0 < int(level) < 100
+    head, _, _ = str(m).rpartition("_")
+    if head not in ("coverage", "interval_score"):
+        return False
+    try:
+        _metrics.get_scorer(m)
+    except ValueError:
+        return False
+    return True
 
 
 def _take(X, idx):
     return X.iloc[idx] if isinstance(X, pd.DataFrame) else np.asarray(X)[idx]
 
 
-def _score(metric: str, dist, y, censored: bool) -> float:
-    if censored:
-        if metric == "nll":
-            return float(np.mean(_metrics.censored_nll(dist, y)))
-        if metric == "crps":
-            return float(np.mean(_metrics.survival_crps(dist, y)))
-        return _metrics.concordance_index(dist, y)
-    if metric == "nll":
-        return _metrics.mean_nll(dist, y)
-    if metric == "crps":
-        return _metrics.mean_crps(dist, y)
-    if metric.startswith("coverage_"):
-        return _metrics.coverage(dist, y, int(metric.split("_")[1]) / 100)
-    if metric.startswith("interval_score_"):
-        return _metrics.mean_interval_score(dist, y, int(metric.split("_")[-1]) / 100)
-    raise ValueError(f"Unknown metric {metric!r} for compare_families.")
+# compare_families reports losses as losses (lower is better) and c_index as is: the scorer
+# of distboost.metrics (higher is better) and the sign that turns it into the column.
+_SCORERS = {
+    (False, "nll"): ("nll", -1.0),
+    (False, "crps"): ("crps", -1.0),
+    (True, "nll"): ("censored_nll", -1.0),
+    (True, "crps"): ("survival_crps", -1.0),
+    (True, "c_index"): ("concordance_index", 1.0),
+}
+
+
+def _score(metric: str, model, X, y, censored: bool) -> float:
+    """One fold's score of ``metric`` for a fitted model on held-out rows, through the
+    scikit-learn scorers of :mod:`distboost.metrics` (the raw coverage, which no scorer
+    returns, through :func:`distboost.metrics.coverage`)."""
+    if not censored and metric.startswith("coverage_"):
+        return float(_metrics.coverage(_metrics.predict_dist(model, X), y,
+                                       int(metric.split("_")[1]) / 100))
+    if not censored and metric.startswith("interval_score_"):
+        name, sign = metric, -1.0
+    elif (censored, metric) in _SCORERS:
+        name, sign = _SCORERS[censored, metric]
+    else:
+        raise ValueError(f"Unknown metric {metric!r} for compare_families.")
+    return sign * _metrics.get_scorer(name)(model, X, y)
