@@ -91,6 +91,9 @@ class Family:
     closed_form_crps: bool = False
     #: ``y`` is a class index (bernoulli, categorical).
     classification: bool = False
+    #: The closed-form CRPS ``f(y, *params in param_names order) -> Tensor`` that the base
+    #: :meth:`crps` calls (a ``staticmethod`` of :mod:`distboost.families._crps`), or None.
+    crps_formula = None
     #: Links to use instead of the constraint-derived ones (class-level defaults).
     default_links: Mapping[str, str] = {}
     #: True when :meth:`start_values` already is the weighted MLE (closed form): :meth:`init`
@@ -221,6 +224,38 @@ class Family:
         Tensor of shape (n,)
         """
         return -self.log_prob(self.params_from_raw(raw), y)
+
+    def crps(self, params: Params, y: torch.Tensor) -> torch.Tensor:
+        """Closed-form continuous ranked probability score per row.
+
+        ``CRPS(F, y) = int (F(x) - 1{x >= y})^2 dx`` (Gneiting & Raftery 2007, eq. 20), for a
+        family with ``closed_form_crps``; float64 and differentiable with respect to the
+        parameters by autograd (a ``scoring_rule="crps"`` objective differentiates it).
+
+        Parameters
+        ----------
+        params : dict of str to Tensor of shape (n,)
+            Natural-scale parameters.
+        y : Tensor of shape (n,)
+
+        Returns
+        -------
+        Tensor of shape (n,)
+
+        Raises
+        ------
+        NotImplementedError
+            When the family has no closed form (``closed_form_crps`` is False): its CRPS is
+            numerical (:meth:`distboost.Predictive.crps`) and not differentiable.
+        """
+        if not self.closed_form_crps or self.crps_formula is None:
+            raise NotImplementedError(
+                f"Family {self.name!r} has no closed-form CRPS; closed forms exist for the "
+                "families with closed_form_crps = True (Predictive.crps integrates the others "
+                "numerically)."
+            )
+        y = as_float64_tensor(y)
+        return self.crps_formula(y, *(params[p] for p in self.param_names))
 
     def fisher_natural(self, params: Params) -> torch.Tensor | None:
         """Closed-form expected Fisher information of one observation on the natural scale.

@@ -6,6 +6,7 @@ import scipy.special as sc
 import torch
 import torch.distributions as D
 
+from . import _crps
 from ._stats import scipy_elementwise, weighted_mean_var
 from .base import Family
 from .registry import register
@@ -22,6 +23,7 @@ class Beta(Family):
 
     name = "beta"
     closed_form_crps = True
+    crps_formula = staticmethod(_crps.beta)
     torch_class = D.Beta
     param_names = ("concentration1", "concentration0")
     support = UNIT_INTERVAL

@@ -14,6 +14,7 @@ import torch
 import torch.distributions as D
 
 from ..links import RAW_BOUND
+from . import _crps
 from ._special import stdtr_ad, studentt_log_prob
 from ._stats import scipy_elementwise, weighted_mean_var, weighted_quantile
 from ._torch_extra import Logistic as _TorchLogistic
@@ -35,6 +36,7 @@ class Normal(Family):
     name = "normal"
     censorable = True
     closed_form_crps = True
+    crps_formula = staticmethod(_crps.normal)
     dispersion_param = "scale"
     torch_class = D.Normal
     param_names = ("loc", "scale")
@@ -83,6 +85,7 @@ class Laplace(Family):
     name = "laplace"
     censorable = True
     closed_form_crps = True
+    crps_formula = staticmethod(_crps.laplace)
     dispersion_param = "scale"
     torch_class = D.Laplace
     param_names = ("loc", "scale")
@@ -120,6 +123,7 @@ class Logistic(Family):
     name = "logistic"
     censorable = True
     closed_form_crps = True
+    crps_formula = staticmethod(_crps.logistic)
     dispersion_param = "scale"
     torch_class = _TorchLogistic
     param_names = ("loc", "scale")
@@ -149,6 +153,7 @@ class Gumbel(Family):
     name = "gumbel"
     censorable = True
     closed_form_crps = True
+    crps_formula = staticmethod(_crps.gumbel)
     dispersion_param = "scale"
     torch_class = D.Gumbel
     param_names = ("loc", "scale")
@@ -198,6 +203,7 @@ class StudentT(Family):
     name = "studentt"
     censorable = True
     closed_form_crps = True
+    crps_formula = staticmethod(_crps.studentt)
     dispersion_param = "scale"
     #: The natural step divides by the information about ``df``, which vanishes as
     #: ``df -> inf`` (Lange et al. 1989, eq. A.3): the step would grow without bound where

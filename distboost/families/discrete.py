@@ -22,6 +22,7 @@ import torch
 import torch.distributions as D
 
 from ..links import RAW_BOUND
+from . import _crps
 from ._special import lgamma_ratio, nb_information
 from ._stats import scipy_elementwise, weighted_mean_var
 from .base import Family
@@ -51,6 +52,7 @@ class Poisson(Family):
 
     name = "poisson"
     closed_form_crps = True
+    crps_formula = staticmethod(_crps.poisson)
     torch_class = D.Poisson
     param_names = ("rate",)
     support = COUNTS
@@ -84,6 +86,7 @@ class NegativeBinomial(Family):
 
     name = "negative_binomial"
     closed_form_crps = True
+    crps_formula = staticmethod(_crps.negative_binomial)
     torch_class = D.NegativeBinomial
     param_names = ("total_count", "probs")
     support = COUNTS

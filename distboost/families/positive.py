@@ -14,6 +14,7 @@ import scipy.special as sc
 import torch
 import torch.distributions as D
 
+from . import _crps
 from ._special import gammainc_ad, gammaincc_ad
 from ._stats import scipy_elementwise, weighted_mean_var
 from .base import Family
@@ -33,6 +34,7 @@ class LogNormal(Family):
     name = "lognormal"
     censorable = True
     closed_form_crps = True
+    crps_formula = staticmethod(_crps.lognormal)
     dispersion_param = "scale"
     torch_class = D.LogNormal
     param_names = ("loc", "scale")
@@ -70,6 +72,7 @@ class Gamma(Family):
     name = "gamma"
     censorable = True
     closed_form_crps = True
+    crps_formula = staticmethod(_crps.gamma)
     torch_class = D.Gamma
     param_names = ("concentration", "rate")
     support = POSITIVE
@@ -157,6 +160,7 @@ class Exponential(Family):
     name = "exponential"
     censorable = True
     closed_form_crps = True
+    crps_formula = staticmethod(_crps.exponential)
     torch_class = D.Exponential
     param_names = ("rate",)
     support = NONNEGATIVE

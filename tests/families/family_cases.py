@@ -1,0 +1,121 @@
+"""The one table of family test cases: a new family needs one row here.
+
+Every registered family has a :class:`Case`: how to build it, two natural-scale parameter sets
+(a typical one and an extreme one) and the same law in ``scipy.stats`` (which pins every
+parametrisation difference).  The property tests (``test_properties.py``: densities, cdfs,
+quantiles, derivatives, MLE, samples, Fisher information), the CRPS tests (``test_crps.py``:
+closed forms against quadrature, gradients) and the Fisher and MLE tests read this table, and
+``test_every_family_has_a_case`` fails for a registered family without a row.
+
+Wrappers (censored, truncated) are tested in ``test_censored.py``, ``test_truncated.py`` and
+``test_wrapper.py``: they wrap the families below, so a new family gets them for free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.stats as st
+import torch
+
+import distboost as db
+from distboost.families.categorical import Categorical
+
+
+@dataclass(frozen=True)
+class Case:
+    """One family's test data.
+
+    Attributes
+    ----------
+    params : tuple of dict
+        Two natural-scale parameter sets: a typical one and an extreme one.
+    law : callable
+        ``law(params) -> frozen scipy.stats distribution`` of the same law.
+    make : callable, optional
+        Builds the family (default: ``db.families.get(name)``).
+    """
+
+    params: tuple[dict, ...]
+    law: Callable[[dict], object]
+    make: Callable[[], object] | None = field(default=None)
+
+
+def _softmax(p):
+    logits = np.array([p[f"logits_{k}"] for k in range(len(p))])
+    return np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()
+
+
+CASES: dict[str, Case] = {
+    "normal": Case(({"loc": 1.5, "scale": 2.0}, {"loc": -30.0, "scale": 0.01}),
+                   lambda p: st.norm(p["loc"], p["scale"])),
+    "lognormal": Case(({"loc": 0.3, "scale": 0.5}, {"loc": -2.0, "scale": 1.5}),
+                      lambda p: st.lognorm(s=p["scale"], scale=np.exp(p["loc"]))),
+    "gamma": Case(({"concentration": 2.5, "rate": 1.5}, {"concentration": 0.6, "rate": 20.0}),
+                  lambda p: st.gamma(a=p["concentration"], scale=1.0 / p["rate"])),
+    "studentt": Case(({"df": 4.0, "loc": 1.0, "scale": 2.0},
+                      {"df": 25.0, "loc": -3.0, "scale": 0.1}),
+                     lambda p: st.t(p["df"], p["loc"], p["scale"])),
+    "laplace": Case(({"loc": 0.5, "scale": 1.2}, {"loc": 100.0, "scale": 0.05}),
+                    lambda p: st.laplace(p["loc"], p["scale"])),
+    "logistic": Case(({"loc": 0.5, "scale": 1.2}, {"loc": -10.0, "scale": 3.0}),
+                     lambda p: st.logistic(p["loc"], p["scale"])),
+    "gumbel": Case(({"loc": 0.5, "scale": 1.2}, {"loc": 5.0, "scale": 0.2}),
+                   lambda p: st.gumbel_r(p["loc"], p["scale"])),
+    "weibull": Case(({"scale": 2.0, "concentration": 1.5}, {"scale": 0.1, "concentration": 4.0}),
+                    lambda p: st.weibull_min(c=p["concentration"], scale=p["scale"])),
+    "exponential": Case(({"rate": 0.7}, {"rate": 30.0}),
+                        lambda p: st.expon(scale=1.0 / p["rate"])),
+    "beta": Case(({"concentration1": 2.0, "concentration0": 5.0},
+                  {"concentration1": 0.7, "concentration0": 0.9}),
+                 lambda p: st.beta(p["concentration1"], p["concentration0"])),
+    "poisson": Case(({"rate": 3.5}, {"rate": 60.0}), lambda p: st.poisson(p["rate"])),
+    "negative_binomial": Case(({"total_count": 4.0, "probs": 0.6},
+                               {"total_count": 0.8, "probs": 0.2}),
+                              lambda p: st.nbinom(n=p["total_count"], p=1.0 - p["probs"])),
+    "bernoulli": Case(({"logits": 0.4}, {"logits": -3.0}),
+                      lambda p: st.bernoulli(1.0 / (1.0 + np.exp(-p["logits"])))),
+    # Normalised logits (log-probabilities): the MLE, log class frequencies, recovers them.
+    "categorical": Case(
+        ({f"logits_{k}": v for k, v in enumerate(np.log([0.2, 0.5, 0.3]))},
+         {f"logits_{k}": v for k, v in enumerate(np.log([0.05, 0.15, 0.8]))}),
+        lambda p: st.rv_discrete(values=(np.arange(len(p)), _softmax(p))),
+        make=lambda: Categorical(n_classes=3)),
+}
+
+
+def case(name: str) -> Case:
+    """The row of a registered family (a clear failure when it has none)."""
+    if name not in CASES:
+        raise AssertionError(
+            f"family {name!r} has no row in tests/families/family_cases.py CASES: add one")
+    return CASES[name]
+
+
+def family(name: str):
+    """The family of a row (``make`` when given, else the registered one)."""
+    c = case(name)
+    return c.make() if c.make is not None else db.families.get(name)
+
+
+def scipy_law(name: str, p: dict):
+    """The scipy.stats law of family ``name`` with parameters ``p``."""
+    return case(name).law(p)
+
+
+def draws(name: str, p: dict, n: int, seed: int) -> np.ndarray:
+    """``n`` draws of ``y`` (float64) from the scipy law."""
+    return np.asarray(scipy_law(name, p).rvs(size=n, random_state=np.random.default_rng(seed)),
+                      dtype=np.float64)
+
+
+def tensors(fam, p: dict, n: int) -> dict[str, torch.Tensor]:
+    """Parameter set ``p`` repeated over ``n`` rows, as float64 tensors."""
+    return {k: torch.full((n,), float(p[k]), dtype=torch.float64) for k in fam.param_names}
+
+
+FAMILIES = db.families.available()
+PAIRS = [(f, i) for f in FAMILIES for i in range(2)]
+PAIR_IDS = [f"{f}-{i}" for f, i in PAIRS]
