@@ -3,8 +3,10 @@
 A ``Predictive`` holds a family and its natural-scale parameters (one value per row) and
 answers moments, ``cdf``, ``sf``, ``log_prob``, quantiles (exact ``icdf`` where torch or scipy
 has one, a vectorised numerical inversion otherwise; see :meth:`Family.icdf`), central
-intervals, seeded samples, and the proper scores of :mod:`distboost.metrics`.  Row ``i`` of
-every output belongs to distribution ``i``; all torch work is float64 and loop-free over rows.
+intervals, seeded samples, and the per-row CRPS (the family's closed form, else numerical;
+both in :mod:`distboost.families`), NLL and PIT, with no import from :mod:`distboost.metrics`.
+Row ``i`` of every output belongs to distribution ``i``; all torch work is float64 and
+loop-free over rows.
 
 Values outside the support are answered here, once for every family: ``cdf`` is 0 below and 1
 above the support, ``log_prob`` is ``-inf`` outside it (the open end of a support such as the 0
@@ -21,6 +23,7 @@ import numpy as np
 import torch
 
 from . import families as _families
+from .families._crps_numerical import crps_of
 from .families.base import Family
 
 __all__ = ["Predictive"]
@@ -34,6 +37,37 @@ def _float_array(x, what: str) -> np.ndarray:
         return np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as err:
         raise ValueError(f"{what} must be numeric; got {type(x).__name__} ({err}).") from err
+
+
+#: The scores of censored (n, 2) bounds, named in the error for exact-observation scores.
+SURVIVAL_SCORES = ("censored_nll", "survival_crps", "concordance_index", "d_calibration")
+
+
+def exact_observations(n: int, y, what: str = "This score") -> np.ndarray:
+    """``y`` as a float64 array of shape (n,), one exact observation per distribution.
+
+    A scalar broadcasts to all ``n`` rows.  ``what`` names the calling score in the errors:
+    (n, 2) bounds of a censored target get their own message naming the survival scores.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim == 0:
+        y = np.full(n, float(y))
+    if y.ndim == 2 and y.shape == (n, 2):
+        raise ValueError(
+            f"{what} needs exact observations, y of shape ({n},); got shape {y.shape}, "
+            "the (lower, upper) bounds of a censored target. Score censored targets with "
+            + ", ".join(f"db.metrics.{f}" for f in SURVIVAL_SCORES)
+            + " (scorers: get_scorer('censored_nll'), 'survival_crps', 'concordance_index')."
+        )
+    if y.ndim != 1 or y.shape[0] != n:
+        raise ValueError(
+            f"y has shape {y.shape} but the Predictive holds {n} distributions; "
+            "give one observation per distribution."
+        )
+    n_bad = int((~np.isfinite(y)).sum())
+    if n_bad:
+        raise ValueError(f"y has {n_bad} of {y.size} rows that are NaN or infinite.")
+    return y
 
 
 def _interior_point(low: float, high: float, *, integer: bool) -> float:
@@ -428,17 +462,35 @@ class Predictive:
         """Negative log-likelihood ``-log_prob(y)`` per observation, shape (n,) (or (n, m))."""
         return -self.log_prob(y)
 
-    def crps(self, y) -> np.ndarray:
-        """Continuous ranked probability score per observation, shape (n,): the family's
-        closed form where :mod:`distboost.metrics` has one, an accurate numerical integral
-        otherwise (see :func:`distboost.metrics.crps`)."""
-        from .metrics import crps
+    def crps(self, y, method: str = "auto") -> np.ndarray:
+        """Continuous ranked probability score per observation, shape (n,).
 
-        return crps(self, y)
+        The family's closed form (:meth:`Family.crps`, where ``family.closed_form_crps``)
+        or an accurate numerical integral otherwise
+        (:func:`distboost.families._crps_numerical.crps_numerical`).
+
+        Parameters
+        ----------
+        y : float or array_like of shape (n,)
+            Exact observations.
+        method : {"auto", "closed", "numerical"}
+            "closed" raises a ValueError for a family without a closed form.
+        """
+        y = exact_observations(len(self), y, "crps")
+        return crps_of(self.family, self._params, y, method)
 
     def pit(self, y, random_state=0) -> np.ndarray:
-        """Probability integral transform ``F(y)`` per observation, randomised for count
-        families (see :func:`distboost.metrics.pit`), shape (n,)."""
-        from .metrics import pit
+        """Probability integral transform ``F(y)`` per observation, shape (n,).
 
-        return pit(self, y, random_state=random_state)
+        For a count family the randomised PIT ``F(y - 1) + V (F(y) - F(y - 1))`` with
+        ``V ~ Uniform(0, 1)`` drawn from ``random_state`` (Czado, Gneiting & Held 2009,
+        Biometrics 65, Section 2.1), exactly uniform for a calibrated forecast; the default
+        ``random_state=0`` makes repeated calls equal (see :func:`distboost.metrics.pit`).
+        """
+        y = exact_observations(len(self), y, "pit")
+        upper = self.cdf(y)
+        if not self.family.discrete:
+            return upper
+        lower = self.cdf(np.ceil(y) - 1.0)
+        v = np.random.default_rng(random_state).uniform(size=y.shape[0])
+        return lower + v * (upper - lower)

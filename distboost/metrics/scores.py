@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .closed_form import CLOSED_FORMS
-from .numerical import crps_numerical
+from ..predictive import SURVIVAL_SCORES, exact_observations  # noqa: F401 (re-export)
 
 __all__ = [
     "crps", "nll", "pit", "pit_cdf", "coverage", "interval_score", "pinball", "calibration_error",
@@ -18,35 +17,10 @@ __all__ = [
 ]
 
 
-#: The scores of censored (n, 2) bounds, named in the error for exact-observation scores.
-SURVIVAL_SCORES = ("censored_nll", "survival_crps", "concordance_index", "d_calibration")
-
-
 def _y(dist, y, what: str = "This score") -> np.ndarray:
-    """``y`` as a float64 array of shape (n,), one exact observation per distribution.
-
-    ``what`` names the calling score in the errors: (n, 2) bounds of a censored target get
-    their own message naming the survival scores to use instead.
-    """
-    y = np.asarray(y, dtype=np.float64)
-    if y.ndim == 0:
-        y = np.full(len(dist), float(y))
-    if y.ndim == 2 and y.shape == (len(dist), 2):
-        raise ValueError(
-            f"{what} needs exact observations, y of shape ({len(dist)},); got shape {y.shape}, "
-            "the (lower, upper) bounds of a censored target. Score censored targets with "
-            + ", ".join(f"db.metrics.{f}" for f in SURVIVAL_SCORES)
-            + " (scorers: get_scorer('censored_nll'), 'survival_crps', 'concordance_index')."
-        )
-    if y.ndim != 1 or y.shape[0] != len(dist):
-        raise ValueError(
-            f"y has shape {y.shape} but the Predictive holds {len(dist)} distributions; "
-            "give one observation per distribution."
-        )
-    n_bad = int((~np.isfinite(y)).sum())
-    if n_bad:
-        raise ValueError(f"y has {n_bad} of {y.size} rows that are NaN or infinite.")
-    return y
+    """``y`` as a float64 array of shape (n,), one exact observation per distribution
+    (:func:`distboost.predictive.exact_observations`; ``what`` names the score in errors)."""
+    return exact_observations(len(dist), y, what)
 
 
 def _level(level: float, name: str = "level") -> float:
@@ -75,26 +49,10 @@ def crps(dist, y, method: str = "auto") -> np.ndarray:
     dist : Predictive
     y : array_like of shape (n,)
     method : {"auto", "closed", "numerical"}
-        "auto" uses the family's closed form when it has one (see ``CLOSED_FORMS``;
+        "auto" uses the family's closed form when it has one (``family.closed_form_crps``;
         Student's t with ``df <= 1`` has an infinite CRPS), else the numerical path.
     """
-    y = _y(dist, y, "crps")
-    name = dist.family.name
-    known = name in CLOSED_FORMS and type(dist.family) is type(_registered(name))
-    if method == "closed" and not known:
-        raise ValueError(f"Family {name!r} has no closed-form CRPS; use method='numerical'.")
-    if method not in ("auto", "closed", "numerical"):
-        raise ValueError(f"Unknown method {method!r}; use 'auto', 'closed' or 'numerical'.")
-    if method != "numerical" and known:
-        params = dist.params
-        return CLOSED_FORMS[name](y, *(params[p] for p in dist.family.param_names))
-    return crps_numerical(dist.family, dist.params, y)
-
-
-def _registered(name):
-    from ..families import get
-
-    return get(name)
+    return dist.crps(y, method=method)
 
 
 def nll(dist, y) -> np.ndarray:
@@ -134,12 +92,7 @@ def pit(dist, y, random_state=0) -> np.ndarray:
     -------
     ndarray of shape (n,), values in [0, 1]
     """
-    y = _y(dist, y, "pit")
-    lower, upper = _pit_bounds(dist, y)
-    if not dist.family.discrete:
-        return upper
-    v = np.random.default_rng(random_state).uniform(size=y.shape[0])
-    return lower + v * (upper - lower)
+    return dist.pit(y, random_state=random_state)
 
 
 def pit_cdf(dist, y, u=None, sample_weight=None) -> np.ndarray:
