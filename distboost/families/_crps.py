@@ -24,7 +24,7 @@ from ._special import (
     exp1_of_exp,
     gammainc_ad,
     gammaincc_ad,
-    hyp2f1_ad,
+    hyp2f1_half_two,
     lgamma_ratio,
     stdtr_ad,
 )
@@ -164,5 +164,5 @@ def negative_binomial(y, total_count, probs):
     cdf = torch.where(k >= 0, betainc_ad(n, k.clamp_min(0.0) + 1.0, p), torch.zeros_like(p))
     cdf1 = torch.where(k - 1 >= 0, betainc_ad(n + 1.0, (k - 1.0).clamp_min(0.0) + 1.0, p),
                        torch.zeros_like(p))
-    hyp = hyp2f1_ad(n + 1.0, 0.5, 2.0, -4.0 * (1.0 - p) / p**2)
+    hyp = hyp2f1_half_two(n + 1.0, -4.0 * (1.0 - p) / p**2)
     return y * (2.0 * cdf - 1.0) - n * (1.0 - p) / p**2 * (p * (2.0 * cdf1 - 1.0) + hyp)

@@ -13,8 +13,8 @@ gradients:
 * :func:`betainc_ad`: the regularised incomplete beta ``I_x(a, b)``; ``d/dx`` the beta
   density, ``d/da`` and ``d/db`` central finite differences (relative step ``1e-5``).
 * :func:`betaln_ad`: ``log B(a, b)`` with the exact gradient ``psi(a) - psi(a + b)``.
-* :func:`hyp2f1_ad`: Gauss's ``2F1(a, b; c; z)``, ``d/dz = a b / c 2F1(a+1, b+1; c+1; z)``
-  (Abramowitz & Stegun 1964, 15.2.1), ``d/da`` a central finite difference.
+* :func:`hyp2f1_half_two`: Gauss's ``2F1(a, 1/2; 2; z)`` for ``z <= 0`` by quadrature of
+  Euler's integral, in torch (scipy's ``hyp2f1`` fails for large ``a`` and ``|z|``).
 * :func:`exp1_of_exp`: ``E1(exp(-z))`` (Gumbel CRPS), ``d/dz = exp(-exp(-z))``, finite for
   every real ``z`` (the series ``-gamma + z + e^{-z}`` where ``exp(-z)`` would underflow).
 
@@ -41,7 +41,7 @@ import scipy.special as sc
 import torch
 
 __all__ = ["gammainc_ad", "gammaincc_ad", "stdtr_ad", "lgamma_ratio", "nb_information",
-           "studentt_log_prob", "betainc_ad", "betaln_ad", "hyp2f1_ad", "exp1_of_exp"]
+           "studentt_log_prob", "betainc_ad", "betaln_ad", "hyp2f1_half_two", "exp1_of_exp"]
 
 
 def _np(t: torch.Tensor) -> np.ndarray:
@@ -136,27 +136,6 @@ class _BetaLn(torch.autograd.Function):
                 _reduce(grad * (torch.special.digamma(b) - dab), ctx.shapes[1]))
 
 
-class _Hyp2F1(torch.autograd.Function):
-    """``2F1(a, b; c; z)`` differentiable in ``a`` and ``z`` (``b``, ``c`` are constants)."""
-
-    @staticmethod
-    def forward(ctx, a, z, b: float, c: float):
-        a_b, z_b = torch.broadcast_tensors(a, z)
-        ctx.save_for_backward(a_b, z_b)
-        ctx.b, ctx.c, ctx.shapes = b, c, (a.shape, z.shape)
-        return torch.from_numpy(np.asarray(sc.hyp2f1(_np(a_b), b, c, _np(z_b)), np.float64))
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, z = (_np(t) for t in ctx.saved_tensors)
-        b, c = ctx.b, ctx.c
-        dz = a * b / c * sc.hyp2f1(a + 1.0, b + 1.0, c + 1.0, z)
-        h = 1e-5 * np.maximum(np.abs(a), 1e-3)
-        da = (sc.hyp2f1(a + h, b, c, z) - sc.hyp2f1(a - h, b, c, z)) / (2.0 * h)
-        return (_reduce(grad * torch.from_numpy(da), ctx.shapes[0]),
-                _reduce(grad * torch.from_numpy(dz), ctx.shapes[1]), None, None)
-
-
 _EULER_GAMMA = 0.5772156649015329
 
 
@@ -189,9 +168,51 @@ def betaln_ad(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return _BetaLn.apply(a, b)
 
 
-def hyp2f1_ad(a: torch.Tensor, b: float, c: float, z: torch.Tensor) -> torch.Tensor:
-    """``2F1(a, b; c; z)`` (scipy's ``hyp2f1``), differentiable in ``a`` and ``z``."""
-    return _Hyp2F1.apply(a, z, float(b), float(c))
+#: Panels and Gauss-Legendre nodes per panel of :func:`hyp2f1_half_two`.
+HYP_PANELS, HYP_NODES = 40, 12
+_HYP_X, _HYP_W = np.polynomial.legendre.leggauss(HYP_NODES)
+
+
+def hyp2f1_half_two(a: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+    """Gauss's ``2F1(a, 1/2; 2; z)`` for ``a > 0``, ``z <= 0`` (the negative binomial CRPS).
+
+    Euler's integral (Abramowitz & Stegun 1964, 15.3.1) with ``t = sin^2 theta``:
+
+        2F1(a, 1/2; 2; z) = (4 / pi) int_0^{pi/2} cos^2(theta) (1 - z sin^2 theta)^(-a) dtheta,
+
+    a smooth integrand, by Gauss-Legendre quadrature (``HYP_NODES`` nodes) on ``HYP_PANELS``
+    geometric panels that start at an eighth of ``theta* = (1 + |z| max(a, 1))^(-1/2)``, the
+    width of the integrand's peak: relative error below ``1e-15`` against 30-digit arithmetic
+    for ``a`` in ``[1e-2, 1e6]`` and ``|z|`` up to ``1e12``, where scipy's ``hyp2f1`` returns
+    inf or NaN once ``a`` and ``|z|`` are both large (``a = 166``, ``z = -283``).  Plain torch
+    operations: autograd differentiates it in both arguments (the panel ends carry no
+    gradient).
+
+    Parameters
+    ----------
+    a, z : Tensor of shape (n,)
+
+    Returns
+    -------
+    Tensor of shape (n,)
+    """
+    a, z = torch.broadcast_tensors(a, z)
+    az = (-z).clamp_min(0.0)
+    with torch.no_grad():
+        theta_star = 1.0 / torch.sqrt(1.0 + az * a.clamp_min(1.0))
+        j = torch.arange(HYP_PANELS - 1, dtype=a.dtype)
+        ends = (theta_star[..., None] / 8.0 * 2.0**j).clamp(max=math.pi / 2)
+        zero = torch.zeros_like(theta_star)[..., None]
+        top = torch.full_like(zero, math.pi / 2)
+        breaks = torch.cat([zero, ends, top], dim=-1)
+    lo, hi = breaks[..., :-1], breaks[..., 1:]
+    x = torch.as_tensor(0.5 * (_HYP_X + 1.0), dtype=a.dtype)
+    w = torch.as_tensor(0.5 * _HYP_W, dtype=a.dtype)
+    theta = lo[..., None] + (hi - lo)[..., None] * x  # (..., panels, nodes)
+    sin = torch.sin(theta)
+    f = torch.cos(theta) ** 2 * torch.exp(-a[..., None, None]
+                                          * torch.log1p(az[..., None, None] * sin * sin))
+    return (4.0 / math.pi) * ((hi - lo)[..., None] * w * f).sum(dim=(-1, -2))
 
 
 def exp1_of_exp(z: torch.Tensor) -> torch.Tensor:
