@@ -6,6 +6,7 @@
 
 from . import censored, datasets, families, links, metrics
 from . import plotting as plot  # db.plot, the name in DESIGN.md
+from ._version import __version__
 from .booster import Booster
 from .classifier import DistributionalClassifier
 from .estimators import DistributionalRegressor
@@ -13,8 +14,6 @@ from .persistence import load
 from .predictive import Predictive
 from .selection import compare_families
 from .varying import VaryingCoefficientRegressor
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Booster", "DistributionalClassifier", "DistributionalRegressor", "Predictive", "censored",

@@ -7,11 +7,14 @@ and their errors is in ``docs/errors.md``.
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 import pandas as pd
 from sklearn.utils.validation import _check_feature_names, _check_n_features, check_array
 
-__all__ = ["check_X", "check_sample_weight", "check_eval_set", "check_consistent_rows", "int_seed"]
+__all__ = ["check_X", "check_sample_weight", "check_eval_set", "check_consistent_rows", "int_seed",
+           "take_rows", "resolve_columns", "take_columns", "numeric_columns"]
 
 
 def check_X(estimator, X, *, reset: bool):
@@ -139,13 +142,22 @@ def check_sample_weight(sample_weight, n: int, name: str = "sample_weight") -> n
     return w
 
 
-def check_eval_set(eval_set):
-    """Normalise ``eval_set`` to one ``(X_val, y_val)`` pair (or None).
+def check_eval_set(eval_set, eval_sample_weight=None):
+    """Normalise ``eval_set`` to one ``(X_val, y_val)`` pair and its weights (or None).
 
-    Accepts ``(X_val, y_val)`` or a list holding one such pair, as LightGBM and XGBoost do.
+    Accepts ``(X_val, y_val)`` or a list holding one such pair, as LightGBM and XGBoost do;
+    ``eval_sample_weight`` likewise an array or a list holding one (validated against the
+    rows later, by :func:`check_sample_weight`).
+
+    Returns
+    -------
+    eval_set : tuple (X_val, y_val) or None
+    eval_sample_weight : array_like or None
     """
     if eval_set is None:
-        return None
+        if eval_sample_weight is not None:
+            raise ValueError("eval_sample_weight was given without an eval_set.")
+        return None, None
     if isinstance(eval_set, list):
         if len(eval_set) != 1:
             raise ValueError(
@@ -154,7 +166,19 @@ def check_eval_set(eval_set):
         eval_set = eval_set[0]
     if not isinstance(eval_set, tuple) or len(eval_set) != 2:
         raise ValueError("eval_set must be a tuple (X_val, y_val) or a list with one such tuple.")
-    return eval_set
+    if isinstance(eval_sample_weight, list | tuple):
+        if len(eval_sample_weight) != 1:
+            raise ValueError(
+                "eval_sample_weight must be one array of weights (or a list holding one, "
+                f"for the one eval_set), got a list of {len(eval_sample_weight)}."
+            )
+        eval_sample_weight = eval_sample_weight[0]
+    return eval_set, eval_sample_weight
+
+
+def take_rows(X, index):
+    """Rows ``index`` of an ndarray or DataFrame (``iloc`` for a DataFrame)."""
+    return X.iloc[index] if isinstance(X, pd.DataFrame) else X[index]
 
 
 def int_seed(random_state) -> int:
@@ -165,3 +189,74 @@ def int_seed(random_state) -> int:
     if isinstance(random_state, np.random.RandomState):
         return int(random_state.randint(2**31 - 1))
     return int(random_state)
+
+
+def numeric_columns(X, index: np.ndarray) -> np.ndarray:
+    if isinstance(X, pd.DataFrame):
+        return X.iloc[:, index].to_numpy(dtype=np.float64)
+    return np.asarray(X[:, index], dtype=np.float64)
+
+
+
+def resolve_columns(spec, X, param: str, numeric_only: bool) -> tuple[np.ndarray, list[str]]:
+    """Positions and names of the columns of X (validated by :func:`check_X`) named by ``spec``.
+
+    ``spec`` None: every column (every numeric column when ``numeric_only``).  Otherwise a
+    sequence of column names (DataFrame X) or integer positions.  ``param`` names the
+    argument in error messages.
+    """
+    p = X.shape[1]
+    if isinstance(X, pd.DataFrame):
+        names = [str(c) for c in X.columns]
+        numeric = [not isinstance(X[c].dtype, pd.CategoricalDtype) for c in X.columns]
+    else:
+        names = [f"x{j}" for j in range(p)]
+        numeric = [True] * p
+    if spec is None:
+        index = [j for j in range(p) if numeric[j] or not numeric_only]
+        return np.asarray(index, dtype=np.intp), [names[j] for j in index]
+    index = []
+    for item in np.asarray(spec, dtype=object).reshape(-1).tolist():
+        if isinstance(item, str):
+            if not isinstance(X, pd.DataFrame):
+                raise ValueError(
+                    f"{param} names the column {item!r}, but X is an array without column "
+                    "names: give integer positions instead."
+                )
+            if item not in names:
+                raise ValueError(
+                    f"{param} names the column {item!r}, which X does not have; X's columns "
+                    f"are {names}."
+                )
+            index.append(names.index(item))
+        elif isinstance(item, Integral) and not isinstance(item, bool | np.bool_):
+            if not 0 <= int(item) < p:
+                raise ValueError(
+                    f"{param} holds the position {int(item)}, outside the {p} columns of X "
+                    f"(positions 0 to {p - 1})."
+                )
+            index.append(int(item))
+        else:
+            raise ValueError(
+                f"{param} must hold column names or integer positions, got {item!r} of type "
+                f"{type(item).__name__}."
+            )
+    dup = sorted({names[j] for j in index if index.count(j) > 1})
+    if dup:
+        raise ValueError(f"{param} lists the column(s) {dup} more than once.")
+    cat = [names[j] for j in index if not numeric[j]]
+    if numeric_only and cat:
+        raise ValueError(
+            f"{param} names the categorical column(s) {cat}; a linear feature must be "
+            "numeric (one-hot encode it, or leave it to the trees)."
+        )
+    return np.asarray(index, dtype=np.intp), [names[j] for j in index]
+
+
+
+def take_columns(X, index: np.ndarray):
+    """The columns ``index`` of X, as a DataFrame or ndarray like X (all columns: X itself)."""
+    if len(index) == X.shape[1] and np.array_equal(index, np.arange(X.shape[1])):
+        return X
+    return X.iloc[:, index] if isinstance(X, pd.DataFrame) else X[:, index]
+

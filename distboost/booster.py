@@ -11,17 +11,18 @@ network's output, ...).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from numbers import Integral, Real
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ._options import Option, OptionsMixin
 from ._validation import check_eval_set, check_sample_weight, check_X, int_seed
-from .boosting import STEP_RULES, EngineParams, fit_boosting
+from .boosting import STEP_RULES, fit_boosting
 from .boosting.derivatives import check_clip_gradients
 
 __all__ = ["Booster"]
@@ -30,7 +31,7 @@ __all__ = ["Booster"]
 INIT_MAX_ITER = 100
 
 
-class Booster(BaseEstimator):
+class Booster(OptionsMixin, BaseEstimator):
     """Gradient-boosted trees against any differentiable per-row torch loss.
 
     ``K = n_outputs`` ensembles are grown, one per column of the raw scores
@@ -40,63 +41,7 @@ class Booster(BaseEstimator):
 
     Parameters
     ----------
-    loss : callable
-        ``loss(raw: Tensor[n, K], data: dict) -> Tensor[n]``, one loss value per row, written
-        with torch operations so that autograd can differentiate it (twice for
-        ``step="newton"``).  ``data`` is the dict given to :meth:`fit` (tensors).
-    n_outputs : int, default=1
-        ``K``, the number of raw outputs (ensembles).
-    init : array_like of shape (K,), default=None
-        Raw start values.  None: the constant that minimises the (weighted) mean training
-        loss, found by torch's L-BFGS on ``K`` numbers from 0.
-    step : {"newton", "gradient", "fisher", "natural"}, default="newton"
-        How derivatives become tree targets: the guarded diagonal Hessian (a column without
-        curvature, as for the absolute loss, gets the gradient step), the plain gradient, or,
-        when ``fisher`` is given, the diagonal Fisher information or the damped natural
-        gradient (see ``docs/engine.md``).
-    fisher : callable, default=None
-        ``fisher(raw, data) -> Tensor[n, K]`` (diagonal) or ``Tensor[n, K, K]``: the expected
-        Fisher information of each row, for ``step`` "fisher" and "natural".
-    n_estimators : int, default=100
-        Maximum number of rounds (one tree per output and round).
-    learning_rate : float, default=0.1
-        Shrinkage of every tree.
-    num_leaves : int, default=31
-        Maximum leaves per tree.
-    max_depth : int, default=-1
-        Maximum tree depth (-1: no limit beyond ``num_leaves``).
-    min_child_samples : int, default=20
-        Minimum rows in a leaf.
-    subsample : float, default=1.0
-        Fraction of rows drawn (without replacement) each round.
-    colsample : float, default=1.0
-        Fraction of features considered by each tree.
-    reg_lambda : float, default=0.0
-        L2 penalty on leaf values.
-    max_bin : int, default=255
-        Histogram bins per feature (LightGBM).
-    early_stopping_rounds : int, default=None
-        With an ``eval_set``: stop when its loss has not improved for this many rounds and
-        keep the best round.  None: record the validation loss, keep every round.
-    base_learner : sklearn regressor, default=None
-        None: LightGBM histogram trees.  Otherwise any scikit-learn regressor, cloned for
-        every round and output.
-    clip_gradients : tuple (lo, hi), default=None
-        Clip each column of the loss gradient to its ``lo`` and ``hi`` quantiles over the
-        rows every round, e.g. ``(0.05, 0.95)``: stabilises losses whose gradients have heavy
-        tails (outliers; products of raw scores and data).  Curvatures are not clipped.
-    callback : callable, default=None
-        ``callback(round, raw) -> bool | None``, called after each round's trees are added
-        with the 1-based round number and the training raw scores, ndarray of shape (n, K).
-        It may update torch parameters of its own (an optimiser step) and mutate the tensors
-        of ``data`` and of the ``eval_set``'s data in place; the next round's derivatives
-        and this round's validation loss see the change.  Returning True stops training.
-    random_state : int, RandomState or None, default=None
-        Seed of row and column subsampling.
-    n_jobs : int, default=None
-        LightGBM threads (None: one thread below 10,000 rows, LightGBM's default above).
-    verbose : int, default=0
-        Print the training (and validation) loss every ``verbose`` rounds.
+    {parameters}
 
     Attributes
     ----------
@@ -136,76 +81,56 @@ class Booster(BaseEstimator):
     (3, 1)
     """
 
-    _parameter_constraints: dict = {
-        "loss": [callable],
-        "n_outputs": [Interval(Integral, 1, None, closed="left")],
-        "init": ["array-like", Real, None],
-        "step": [StrOptions(set(STEP_RULES))],
-        "fisher": [callable, None],
-        "n_estimators": [Interval(Integral, 1, None, closed="left")],
-        "learning_rate": [Interval(Real, 0.0, None, closed="neither")],
-        "num_leaves": [Interval(Integral, 2, None, closed="left")],
-        "max_depth": [Interval(Integral, -1, None, closed="left")],
-        "min_child_samples": [Interval(Integral, 1, None, closed="left")],
-        "subsample": [Interval(Real, 0.0, 1.0, closed="right")],
-        "colsample": [Interval(Real, 0.0, 1.0, closed="right")],
-        "reg_lambda": [Interval(Real, 0.0, None, closed="left")],
-        "max_bin": [Interval(Integral, 2, None, closed="left")],
-        "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"), None],
-        "base_learner": [None, HasMethods(["fit", "predict"])],
-        "clip_gradients": ["array-like", None],
-        "callback": [callable, None],
-        "random_state": ["random_state"],
-        "n_jobs": [Integral, None],
-        "verbose": ["verbose"],
+    _options = ("loss", "n_outputs", "init", "step", "fisher", "n_estimators",
+                "learning_rate", "num_leaves", "max_depth", "min_child_samples", "subsample",
+                "colsample", "reg_lambda", "max_bin", "n_iter_no_change", "base_learner",
+                "clip_gradients", "callback", "random_state", "n_jobs", "verbose")
+    _n_positional = 1
+    _defaults = {"n_estimators": 100, "learning_rate": 0.1, "num_leaves": 31,
+                 "min_child_samples": 20}
+    _extra_options = {
+        "loss": Option(
+            None, [callable], "callable",
+            "``loss(raw: Tensor[n, K], data: dict) -> Tensor[n]``, one loss value per row, "
+            "written with torch operations so that autograd can differentiate it (twice for "
+            "``step=\"newton\"``).  ``data`` is the dict given to :meth:`fit` (tensors)."),
+        "n_outputs": Option(1, [Interval(Integral, 1, None, closed="left")], "int",
+                            "``K``, the number of raw outputs (ensembles)."),
+        "init": Option(
+            None, ["array-like", Real, None], "array_like of shape (K,)",
+            "Raw start values.  None: the constant that minimises the (weighted) mean "
+            "training loss, found by torch's L-BFGS on ``K`` numbers from 0."),
+        "step": Option(
+            "newton", [StrOptions(set(STEP_RULES))],
+            '{"newton", "gradient", "fisher", "natural"}',
+            "How derivatives become tree targets: the guarded diagonal Hessian (a column "
+            "without curvature, as for the absolute loss, gets the gradient step), the plain "
+            "gradient, or, when ``fisher`` is given, the diagonal Fisher information or the "
+            "damped natural gradient (see ``docs/engine.md``)."),
+        "fisher": Option(
+            None, [callable, None], "callable",
+            "``fisher(raw, data) -> Tensor[n, K]`` (diagonal) or ``Tensor[n, K, K]``: the "
+            "expected Fisher information of each row, for ``step`` \"fisher\" and "
+            "\"natural\"."),
+        "n_iter_no_change": Option(
+            None, [Interval(Integral, 1, None, closed="left"), None], "int",
+            "With an ``eval_set``: stop when its loss has not improved for this many rounds "
+            "and keep the best round.  None: record the validation loss, keep every round."),
+        "clip_gradients": Option(
+            None, ["array-like", None], "tuple (lo, hi)",
+            "Clip each column of the loss gradient to its ``lo`` and ``hi`` quantiles over "
+            "the rows every round, e.g. ``(0.05, 0.95)``: stabilises losses whose gradients "
+            "have heavy tails.  Curvatures are not clipped.  The one option that looks at "
+            "all rows together (in-process training only)."),
+        "callback": Option(
+            None, [callable, None], "callable",
+            "``callback(round, raw) -> bool | None``, called after each round's trees are "
+            "added with the 1-based round number and the training raw scores, ndarray of "
+            "shape (n, K).  It may update torch parameters of its own (an optimiser step) and "
+            "mutate the tensors of ``data`` and of the ``eval_set``'s data in place; the next "
+            "round's derivatives and this round's validation loss see the change.  Returning "
+            "True stops training."),
     }
-
-    def __init__(
-        self,
-        loss: Callable,
-        *,
-        n_outputs: int = 1,
-        init=None,
-        step: str = "newton",
-        fisher: Callable | None = None,
-        n_estimators: int = 100,
-        learning_rate: float = 0.1,
-        num_leaves: int = 31,
-        max_depth: int = -1,
-        min_child_samples: int = 20,
-        subsample: float = 1.0,
-        colsample: float = 1.0,
-        reg_lambda: float = 0.0,
-        max_bin: int = 255,
-        early_stopping_rounds: int | None = None,
-        base_learner=None,
-        clip_gradients: tuple[float, float] | None = None,
-        callback: Callable | None = None,
-        random_state=None,
-        n_jobs: int | None = None,
-        verbose: int = 0,
-    ):
-        self.loss = loss
-        self.n_outputs = n_outputs
-        self.init = init
-        self.step = step
-        self.fisher = fisher
-        self.n_estimators = n_estimators
-        self.learning_rate = learning_rate
-        self.num_leaves = num_leaves
-        self.max_depth = max_depth
-        self.min_child_samples = min_child_samples
-        self.subsample = subsample
-        self.colsample = colsample
-        self.reg_lambda = reg_lambda
-        self.max_bin = max_bin
-        self.early_stopping_rounds = early_stopping_rounds
-        self.base_learner = base_learner
-        self.clip_gradients = clip_gradients
-        self.callback = callback
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, data, *, eval_set=None, sample_weight=None) -> Booster:
@@ -235,7 +160,7 @@ class Booster(BaseEstimator):
         n = X.shape[0]
         data = _check_data(data, n, "data")
         sample_weight = check_sample_weight(sample_weight, n)
-        eval_set = check_eval_set(eval_set)
+        eval_set, _ = check_eval_set(eval_set)
         X_val = data_val = None
         if eval_set is not None:
             X_val = check_X(self, eval_set[0], reset=False)
@@ -273,24 +198,9 @@ class Booster(BaseEstimator):
 
         self.ensemble_ = fit_boosting(
             self.loss, init_raw, X, data,
-            params=EngineParams(
-                n_estimators=self.n_estimators,
-                learning_rate=self.learning_rate,
-                step=self.step,
-                num_leaves=self.num_leaves,
-                max_depth=self.max_depth,
-                min_child_samples=self.min_child_samples,
-                subsample=self.subsample,
-                colsample=self.colsample,
-                reg_lambda=self.reg_lambda,
-                max_bin=self.max_bin,
-                early_stopping_rounds=self.early_stopping_rounds,
-                random_state=int_seed(self.random_state),
-                n_jobs=self.n_jobs,
-                verbose=self.verbose,
-                base_learner=self.base_learner,
-                clip_gradients=clip,
-            ),
+            params=self._engine_params(self.step, n, int_seed(self.random_state),
+                                       early_stopping_rounds=self.n_iter_no_change,
+                                       clip_gradients=clip),
             sample_weight=sample_weight,
             X_val=X_val,
             data_val=data_val,

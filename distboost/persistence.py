@@ -1,10 +1,16 @@
-"""Safe saving and loading of fitted models: JSON metadata plus LightGBM's own text model.
+"""Safe saving and loading of fitted models: the file format, below the estimators.
 
-A saved model is one UTF-8 JSON file.  Loading parses JSON and LightGBM's text format only:
-nothing is unpickled or executed.  The file carries a format version (a newer one is refused
-with a clear error) and a SHA-256 checksum of its content (a truncated or edited file is
-refused).  Models with a scikit-learn ``base_learner`` cannot be saved this way; pickle or
-joblib them (scikit-learn's convention), which works for every model.
+A saved model is one UTF-8 JSON file: a header (format name and version, distboost's version),
+the estimator's class name and constructor parameters, and its fitted state as the estimator
+gives it (``_get_state``: plain JSON values, the family's whole state, the tree backend's own
+text model).  Loading parses JSON and the backend's text format only: nothing is unpickled or
+executed.  A newer format version is refused with a clear error, and a SHA-256 checksum of the
+content refuses a truncated or edited file.
+
+This module knows no estimator: a class becomes loadable through the :func:`loadable`
+decorator (a registry by class name, as ``torch.distributions``' constraint registry), and
+gives ``_get_state`` / ``_set_state``.  Models with a scikit-learn ``base_learner`` cannot be
+saved this way; pickle or joblib them (scikit-learn's convention), which works for every model.
 """
 
 from __future__ import annotations
@@ -15,10 +21,21 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["FORMAT_VERSION", "save", "load"]
+from ._version import __version__
+
+__all__ = ["FORMAT_VERSION", "save", "load", "loadable"]
 
 FORMAT = "distboost-model"
-FORMAT_VERSION = 1
+#: Version 2: the fitted state as the estimator gives it, the family's whole state.
+FORMAT_VERSION = 2
+
+_LOADABLE: dict[str, type] = {}
+
+
+def loadable(cls: type) -> type:
+    """Class decorator: :func:`load` may rebuild instances of ``cls`` (by its name)."""
+    _LOADABLE[cls.__name__] = cls
+    return cls
 
 
 def _checksum(body: dict) -> str:
@@ -28,7 +45,7 @@ def _checksum(body: dict) -> str:
 
 def _jsonable(value):
     if isinstance(value, np.ndarray):
-        return value.tolist()
+        return _jsonable(value.tolist())
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, dict):
@@ -36,6 +53,27 @@ def _jsonable(value):
     if isinstance(value, list | tuple):
         return [_jsonable(v) for v in value]
     return value
+
+
+def _params(estimator) -> dict:
+    """Constructor parameters as JSON values (a Family object as its state)."""
+    # deep=False: a Family given as ``family`` is a value, not a nested estimator.
+    params = estimator.get_params(deep=False)
+    if params.get("base_learner") is not None:
+        raise ValueError(
+            "A model with a scikit-learn base_learner cannot be saved in the safe text format; "
+            "use pickle or joblib instead."
+        )
+    family = params.get("family")
+    if family is not None and not isinstance(family, str):
+        params["family"] = {"family_state": family.get_state()}
+    for name, value in params.items():
+        if callable(value) and not isinstance(value, type):
+            raise ValueError(
+                f"Parameter {name}={value!r} is a Python callable, which the safe text format "
+                "cannot hold; use pickle or joblib instead."
+            )
+    return _jsonable(params)
 
 
 def save(estimator, path) -> None:
@@ -46,64 +84,25 @@ def save(estimator, path) -> None:
     NotFittedError
         If the estimator is not fitted.
     ValueError
-        If it uses a scikit-learn ``base_learner`` or a family object that is not registered
-        (neither can be rebuilt from text).
+        If it uses a scikit-learn ``base_learner``, a callable parameter, or its class is
+        not loadable.
     """
     from sklearn.utils.validation import check_is_fitted
 
-    from . import __version__
-    from .families import get
-
     check_is_fitted(estimator)
-    # deep=False: a Family given as ``family`` has a get_params of its own, which would add
-    # ``family__links`` entries that the constructor does not accept.
-    params = estimator.get_params(deep=False)
-    # A DistributionalClassifier boosts through its DistributionalRegressor ``model_``.
-    booster = getattr(estimator, "model_", estimator)
-    if params.get("base_learner") is not None:
+    name = type(estimator).__name__
+    if _LOADABLE.get(name) is not type(estimator):
         raise ValueError(
-            "A model with a scikit-learn base_learner cannot be saved in the safe text format; "
-            "use pickle or joblib instead."
+            f"{name} is not a loadable class, so it cannot be saved in the safe format; use "
+            "pickle or joblib."
         )
-    family = booster.family_
-    try:
-        registered = get(family.name)
-    except ValueError:
-        registered = None
-    if registered is None or type(registered) is not type(family):
-        raise ValueError(
-            f"Family {family.name!r} is not a registered family, so it cannot be rebuilt from "
-            "text; register it (db.families.register) or use pickle."
-        )
-    if booster is estimator:
-        params["family"] = family.name
-    fitted = {
-        "n_features_in_": estimator.n_features_in_,
-        "init_params_": booster.init_params_,
-        "raw_floor_": [v if np.isfinite(v) else None for v in booster.raw_floor_],
-        "n_iter_": booster.n_iter_,
-        "best_iteration_": booster.best_iteration_,
-        "step_": getattr(booster, "step_", None),
-        "dispersion_shift_": getattr(booster, "dispersion_shift_", 0.0),
-        "evals_result_": booster.evals_result_,
-        "categories_": getattr(estimator, "_categories_", None),
-        "early_stopping_": getattr(booster, "early_stopping_", None),
-        "linear_start_": (None if getattr(booster, "linear_start_", None) is None
-                          else booster.linear_start_.to_dict()),
-    }
-    if hasattr(estimator, "classes_"):
-        fitted["classes_"] = estimator.classes_.tolist()
-    if hasattr(estimator, "feature_names_in_"):
-        fitted["feature_names_in_"] = list(estimator.feature_names_in_)
     body = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "distboost_version": __version__,
-        "estimator": type(estimator).__name__,
-        "params": _jsonable(params),
-        "family": {"name": family.name, "links": family.get_params()["links"]},
-        "fitted": _jsonable(fitted),
-        "ensemble": _jsonable(booster.ensemble_.to_dict()),
+        "estimator": name,
+        "params": _params(estimator),
+        "state": _jsonable(estimator._get_state()),
     }
     doc = {**body, "sha256": _checksum(body)}
     Path(path).write_text(json.dumps(doc, allow_nan=True), encoding="utf-8")
@@ -115,12 +114,10 @@ def load(path):
     Raises
     ------
     ValueError
-        If the file is not a distboost model, comes from a newer format version, or was
+        If the file is not a distboost model, comes from another format version, or was
         truncated or edited (checksum mismatch).
     """
-    from .boosting import FittedEnsemble
-    from .estimators import DistributionalRegressor
-    from .families import get
+    from .families import from_state
 
     path = Path(path)
     try:
@@ -142,49 +139,21 @@ def load(path):
             f"{path} was written in distboost model format {version!r}; this version of "
             f"distboost reads formats up to {FORMAT_VERSION}: upgrade distboost to load it."
         )
+    if version < FORMAT_VERSION:
+        raise ValueError(
+            f"{path} was written in distboost model format {version}, which this version "
+            f"(format {FORMAT_VERSION}) no longer reads: refit and save the model again."
+        )
     checksum = doc.pop("sha256", None)
     if checksum != _checksum(doc):
         raise ValueError(f"{path} failed its checksum: the file was edited or corrupted.")
-    from .classifier import _ENGINE_PARAMS, DistributionalClassifier
-
-    name = doc.get("estimator")
-    if name not in ("DistributionalRegressor", "DistributionalClassifier"):
-        raise ValueError(f"{path} holds an unknown estimator {name!r}.")
-    params = doc["params"]
-    family = get(doc["family"]["name"], links=doc["family"]["links"])
-    fitted = doc["fitted"]
-    if name == "DistributionalClassifier":
-        wrapper = DistributionalClassifier(**params)
-        wrapper.classes_ = np.asarray(fitted["classes_"])
-        model = DistributionalRegressor(family=family,
-                                        **{k: params[k] for k in _ENGINE_PARAMS})
-    else:
-        wrapper = None
-        model = DistributionalRegressor(**params)
-    model.family_ = family
-    for m in (model, wrapper):
-        if m is None:
-            continue
-        m.n_features_in_ = fitted["n_features_in_"]
-        if "feature_names_in_" in fitted:
-            m.feature_names_in_ = np.asarray(fitted["feature_names_in_"], dtype=object)
-        if fitted.get("categories_") is not None:
-            m._categories_ = fitted["categories_"]
-    model.init_params_ = fitted["init_params_"]
-    model.raw_floor_ = np.array([-np.inf if v is None else v for v in fitted["raw_floor_"]])
-    model.n_iter_ = fitted["n_iter_"]
-    model.best_iteration_ = fitted["best_iteration_"]
-    model.step_ = fitted.get("step_")
-    model.dispersion_shift_ = fitted.get("dispersion_shift_", 0.0)
-    model.evals_result_ = fitted["evals_result_"]
-    model.early_stopping_ = fitted.get("early_stopping_")
-    model.linear_start_ = None
-    if fitted.get("linear_start_") is not None:
-        from .linear_start import LinearStart
-
-        model.linear_start_ = LinearStart.from_dict(fitted["linear_start_"])
-    model.ensemble_ = FittedEnsemble.from_dict(doc["ensemble"])
-    if wrapper is not None:
-        wrapper._adopt(model)
-        return wrapper
-    return model
+    cls = _LOADABLE.get(doc.get("estimator"))
+    if cls is None:
+        raise ValueError(f"{path} holds an unknown estimator {doc.get('estimator')!r}.")
+    params = dict(doc["params"])
+    family = params.get("family")
+    if isinstance(family, dict) and "family_state" in family:
+        params["family"] = from_state(family["family_state"])
+    estimator = cls(**params)
+    estimator._set_state(doc["state"])
+    return estimator

@@ -76,7 +76,7 @@ def main(argv=None) -> dict:
     yc = (rng.uniform(size=3000) < p).astype(np.float64)
     tr, va, te = slice(0, 1500), slice(1500, 2000), slice(2000, 3000)
     clf = Booster(logistic, n_estimators=500, learning_rate=0.05, num_leaves=8,
-                  early_stopping_rounds=30, random_state=0)
+                  n_iter_no_change=30, random_state=0)
     clf.fit(Xc[tr], {"y": yc[tr]}, eval_set=(Xc[va], {"y": yc[va]}))
     logit_te = torch.as_tensor(clf.predict_raw(Xc[te]))
     with torch.no_grad():

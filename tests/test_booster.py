@@ -173,7 +173,7 @@ def test_clip_gradients_makes_the_fit_robust_to_a_giant_outlier():
 def test_eval_set_early_stopping_keeps_the_best_round():
     X, y, _ = regression(600, 10)
     X_val, y_val, _ = regression(600, 11)
-    model = Booster(squared, n_estimators=500, learning_rate=0.3, early_stopping_rounds=10,
+    model = Booster(squared, n_estimators=500, learning_rate=0.3, n_iter_no_change=10,
                     random_state=0).fit(X, {"y": y}, eval_set=(X_val, {"y": y_val}))
     valid = model.evals_result_["valid"]["loss"]
     assert model.stopped_reason_ == "early_stopping" and model.n_iter_ < 500

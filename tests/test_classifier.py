@@ -99,7 +99,7 @@ def test_sample_weight_and_eval_set_early_stopping():
     heavy = DistributionalClassifier(**kw).fit(X, y, sample_weight=w)
     # Start values are the log weighted class frequencies.
     freq = np.array([w[y == k].sum() for k in range(3)]) / w.sum()
-    start = [heavy.model_.init_params_[f"logits_{k}"] for k in range(3)]
+    start = [heavy.init_params_[f"logits_{k}"] for k in range(3)]
     np.testing.assert_allclose(start, np.log(freq), rtol=1e-12)
     # Up-weighting class 2 raises its predicted probability on average.
     assert heavy.predict_proba(X)[:, 2].mean() > plain.predict_proba(X)[:, 2].mean() + 0.05

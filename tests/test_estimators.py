@@ -167,36 +167,6 @@ def test_early_stopping_auto_cross_validates_below_1000_rows():
     assert "valid" not in model.evals_result_ and model.n_iter_ == 30
 
 
-@pytest.mark.parametrize("n, leaves, min_rows", [
-    (10, 4, 5), (221, 7, 7), (553, 12, 12), (1279, 18, 18), (6_000, 31, 20),
-    (1_000_000, 31, 20),
-])
-def test_auto_tree_size_grows_like_sqrt_n(n, leaves, min_rows):
-    from distboost.estimators import auto_tree_size
-
-    assert auto_tree_size(n) == (leaves, min_rows)
-
-
-def test_auto_tree_size_is_what_the_trees_get():
-    rng = np.random.default_rng(0)
-    X, y = rng.normal(size=(400, 2)), rng.normal(size=400)
-    model = db.DistributionalRegressor(n_estimators=5, early_stopping=False).fit(X, y)
-    assert (model.num_leaves_, model.min_child_samples_) == (10, 10)
-    model = db.DistributionalRegressor(n_estimators=5, num_leaves=3, min_child_samples=40,
-                                       early_stopping=False).fit(X, y)
-    assert (model.num_leaves_, model.min_child_samples_) == (3, 40)
-    # LightGBM honours them: no leaf of the first tree has fewer than 40 rows.
-    dump = model.ensemble_.model.booster.dump_model()
-    stack, counts = [dump["tree_info"][0]["tree_structure"]], []
-    while stack:
-        node = stack.pop()
-        if "leaf_count" in node:
-            counts.append(node["leaf_count"])
-        else:
-            stack.extend((node["left_child"], node["right_child"]))
-    assert 1 < len(counts) <= 3 and min(counts) >= 40
-
-
 @pytest.mark.parametrize("family, step", [
     ("normal", "natural"), ("gamma", "natural"), ("studentt", "fisher"),
     ("censored_studentt", "fisher"), ("censored_normal", "natural"),
@@ -209,69 +179,6 @@ def test_auto_step_is_the_familys_default(family, step):
         y = db.censored.right(y, rng.integers(0, 2, size=100))
     model = db.DistributionalRegressor(family, n_estimators=3).fit(X, y)
     assert model.step_ == step
-
-
-def test_calibration_makes_validation_z_scores_unit_variance():
-    """Normal: the optimal shift of log(scale) on the validation rows is log sqrt(mean z^2)."""
-    from distboost.estimators import calibrate_dispersion
-
-    rng = np.random.default_rng(0)
-    X = rng.uniform(-3, 3, size=(1500, 3))
-    y = np.sin(X[:, 0]) * 3 + rng.normal(size=1500) * (0.3 + 0.2 * np.abs(X[:, 1]))
-    X_val, y_val = X[1000:], y[1000:]
-    # Large trees of small leaves at a high learning rate: miscalibrated on new rows.
-    raw = db.DistributionalRegressor(calibrate=False, n_estimators=300, learning_rate=0.3,
-                                     num_leaves=31, min_child_samples=5, random_state=0)
-    raw.fit(X[:1000], y[:1000], eval_set=(X_val, y_val))
-    assert raw.dispersion_shift_ == 0.0
-    p = raw.predict_params(X_val)
-    z2 = np.mean(((y_val - p["loc"]) / p["scale"]) ** 2)
-    before = raw.score(X_val, y_val)
-
-    def loss(r, data):
-        return raw.family_.nll(r, data["y"])
-
-    shift = calibrate_dispersion(raw.ensemble_, raw.family_, loss, X_val,
-                                 torch.as_tensor(y_val))
-    assert shift == pytest.approx(0.5 * np.log(z2), abs=1e-3)
-    assert abs(shift) > 0.02  # a real correction, not a no-op
-    pc = raw.predict_params(X_val)
-    np.testing.assert_allclose(pc["loc"], p["loc"])
-    np.testing.assert_allclose(pc["scale"], p["scale"] * np.exp(shift))
-    assert raw.score(X_val, y_val) > before
-
-
-@pytest.mark.parametrize("true_shift, center, weighted", [
-    (0.13, 0.0, False), (1.7, 0.0, False), (-2.2, 0.5, True), (0.0, -1.0, False),
-    (0.13, 0.19, False), (0.13, 0.07, True),  # warm starts near, not at, the optimum
-])
-def test_best_dispersion_shift_matches_brent(true_shift, center, weighted):
-    from scipy.optimize import minimize_scalar
-
-    from distboost.estimators import best_dispersion_shift
-
-    rng = np.random.default_rng(1)
-    fam = db.families.get("laplace")
-    raw = np.column_stack([rng.normal(size=400), rng.normal(scale=0.3, size=400)])
-    params = fam.params_from_raw(torch.as_tensor(raw + [0.0, true_shift]))
-    y = fam.sample(params, 1, 0)[0]
-    w = rng.uniform(0.2, 2.0, size=400) if weighted else None
-
-    def loss(r, data):
-        return fam.nll(r, data["y"])
-
-    delta, value = best_dispersion_shift(loss, raw, {"y": y}, w, 1, center=center)
-
-    def mean_loss(d):
-        per_row = loss(torch.as_tensor(raw + [0.0, d]), {"y": y}).numpy()
-        return float(np.average(per_row, weights=w))
-
-    ref = minimize_scalar(mean_loss, bounds=(-3, 3), method="bounded",
-                          options={"xatol": 1e-8})
-    assert delta == pytest.approx(ref.x, abs=1e-3)
-    # The vertex of a parabola on a fine grid, not an exact evaluation.
-    assert value == pytest.approx(ref.fun, rel=1e-6)
-    assert value == pytest.approx(mean_loss(delta), rel=1e-6)
 
 
 def test_early_stopping_uses_the_calibrated_validation_loss():
@@ -423,29 +330,6 @@ def test_natural_step_with_monte_carlo_fisher_stays_stable():
     assert -model.score(X_te, y_te) < marginal.nll(y_te).mean() - 0.2
 
 
-def test_calibration_of_a_censored_family_is_optimal_on_its_eval_set():
-    """Censored rows (bounds of shape (n, 2)) go through the same calibration: after fit, no
-    further shift of the dispersion parameter lowers the eval_set's censored NLL."""
-    from distboost.estimators import best_dispersion_shift
-
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(600, 3))
-    t = np.exp(1 + X[:, 0] / 2 + rng.normal(size=600) * 0.5)
-    c = rng.exponential(8, size=600)
-    y = db.censored.right(np.minimum(t, c), (t <= c).astype(int))
-    model = db.DistributionalRegressor("censored_lognormal", random_state=0)
-    model.fit(X[:450], y[:450], eval_set=(X[450:], y[450:]))
-    assert np.isfinite(model.dispersion_shift_) and model.dispersion_shift_ != 0.0
-
-    def loss(raw, data):
-        return model.family_.nll(raw, data["y"])
-
-    k = model.family_.param_names.index("scale")
-    raw = model.ensemble_.predict_raw(X[450:])
-    delta, _ = best_dispersion_shift(loss, raw, {"y": torch.as_tensor(y[450:])}, None, k)
-    assert abs(delta) < 2e-3
-
-
 def test_a_point_mass_is_named_in_the_floor_warning_not_called_constant():
     rng = np.random.default_rng(0)
     y = np.where(rng.random(2000) < 0.67, 0.0, rng.gamma(2.0, 1.0, 2000))
@@ -454,3 +338,63 @@ def test_a_point_mass_is_named_in_the_floor_warning_not_called_constant():
         db.DistributionalRegressor(family="studentt", n_estimators=3,
                                    early_stopping=False).fit(X, y)
     assert not [w for w in record if "constant" in str(w.message)]
+
+
+def test_eval_sample_weight_zero_equals_leaving_rows_out():
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-2, 2, size=(900, 2))
+    y = X[:, 0] + rng.normal(size=900) * (0.3 + 0.3 * np.abs(X[:, 1]))
+    X_tr, y_tr, X_va, y_va = X[:600], y[:600], X[600:], y[600:]
+    w = rng.uniform(0.5, 2.0, size=300)
+    w[::3] = 0.0
+    keep = w > 0
+    kw = dict(n_estimators=300, learning_rate=0.1, random_state=0)
+    a = db.DistributionalRegressor(**kw).fit(X_tr, y_tr, eval_set=[(X_va, y_va)],
+                                             eval_sample_weight=[w])
+    b = db.DistributionalRegressor(**kw).fit(X_tr, y_tr, eval_set=(X_va[keep], y_va[keep]),
+                                             eval_sample_weight=w[keep])
+    c = db.DistributionalRegressor(**kw).fit(X_tr, y_tr, eval_set=(X_va, y_va))
+    assert a.best_iteration_ == b.best_iteration_
+    assert a.dispersion_shift_ == pytest.approx(b.dispersion_shift_, abs=1e-12)
+    np.testing.assert_allclose(a.evals_result_["valid"]["nll"], b.evals_result_["valid"]["nll"],
+                               rtol=1e-10)
+    # The weights matter: unweighted validation rows give another history.
+    history_a, history_c = a.evals_result_["valid"]["nll"], c.evals_result_["valid"]["nll"]
+    assert abs(history_a[0] - history_c[0]) > 1e-3
+
+
+def test_eval_sample_weight_errors():
+    X = np.random.default_rng(0).normal(size=(40, 1))
+    y = X[:, 0]
+    model = db.DistributionalRegressor(n_estimators=2)
+    with pytest.raises(ValueError, match="eval_sample_weight was given without an eval_set"):
+        model.fit(X, y, eval_sample_weight=np.ones(40))
+    with pytest.raises(ValueError, match=r"eval_sample_weight has shape \(3,\); expected \(40,\)"):
+        model.fit(X, y, eval_set=(X, y), eval_sample_weight=np.ones(3))
+    with pytest.raises(ValueError, match="eval_sample_weight has 1 of 40 rows that are negative"):
+        model.fit(X, y, eval_set=(X, y), eval_sample_weight=np.r_[-1.0, np.ones(39)])
+
+
+def test_a_failed_fit_leaves_the_estimator_unfitted():
+    model = db.DistributionalRegressor(family="gamma", n_estimators=2)
+    X = np.zeros((5, 1))
+    with pytest.raises(ValueError, match="outside the support"):
+        model.fit(X, np.array([1.0, 2.0, -1.0, 3.0, 4.0]))
+    assert not hasattr(model, "family_") and not hasattr(model, "ensemble_")
+    with pytest.raises(NotFittedError):
+        model.predict(X)
+
+
+def test_staged_prediction_and_predict_raw():
+    X, y, _ = make_heteroscedastic_sine(600, random_state=0)
+    model = db.DistributionalRegressor(n_estimators=40, early_stopping=False,
+                                       random_state=0).fit(X, y)
+    raw = model.predict_raw(X[:5])
+    assert raw.shape == (5, 2)
+    params = model.predict_params(X[:5])
+    np.testing.assert_allclose(raw[:, 1], np.log(params["scale"]))
+    start = model.predict_dist(X[:5], iteration=0)
+    np.testing.assert_allclose(start.params["loc"], model.init_params_["loc"])
+    mid = model.predict_params(X[:5], iteration=20)
+    assert not np.allclose(mid["loc"], params["loc"])
+    np.testing.assert_allclose(model.predict_params(X[:5], iteration=40), params)

@@ -50,7 +50,7 @@ def test_loading_executes_nothing(fitted, tmp_path):
     model.save(path)
     doc = json.loads(path.read_text())
     assert doc["format"] == "distboost-model" and doc["format_version"] == FORMAT_VERSION
-    assert "tree" in doc["ensemble"]["model"]  # LightGBM's own text format
+    assert "tree" in doc["state"]["ensemble_"]["model"]  # LightGBM's own text format
 
 
 def test_newer_format_version_is_refused(fitted, tmp_path):
@@ -121,3 +121,78 @@ def test_linear_start_round_trips(tmp_path):
     loaded = db.load(tmp_path / "m.json")
     assert loaded.early_stopping_ == "cv"
     pd.testing.assert_frame_equal(loaded.predict_params(X), model.predict_params(X))
+
+
+def _assert_round_trip(model, X, tmp_path, name="m.json"):
+    path = tmp_path / name
+    model.save(path)
+    back = db.load(path)
+    assert type(back) is type(model)
+    pd.testing.assert_frame_equal(back.predict_params(X), model.predict_params(X),
+                                  check_exact=True)
+    return back
+
+
+def test_truncated_family_round_trips(tmp_path):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 2))
+    y = np.abs(X[:, 0] + rng.normal(size=400))
+    family = db.families.Truncated("normal", low=0.0)
+    model = db.DistributionalRegressor(family=family, n_estimators=15, early_stopping=False,
+                                       random_state=0).fit(X, y)
+    back = _assert_round_trip(model, X, tmp_path)
+    assert back.family_.get_state() == model.family_.get_state()
+    assert back.get_params()["family"].get_state() == family.get_state()
+
+
+def test_varying_coefficient_model_round_trips(tmp_path):
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame({"a": rng.normal(size=300), "b": rng.uniform(-1, 1, size=300),
+                      "c": rng.normal(size=300)})
+    y = np.where(X["b"] > 0, 2.0, -1.0) * X["a"] + rng.normal(size=300) * 0.3
+    model = db.VaryingCoefficientRegressor(linear_features=["a"], effect_modifiers=["b", "c"],
+                                           n_estimators=20, early_stopping=False,
+                                           random_state=0).fit(X, y)
+    back = _assert_round_trip(model, X, tmp_path)
+    pd.testing.assert_frame_equal(back.coefficients(X), model.coefficients(X), check_exact=True)
+    assert back.effect_modifiers_ == ["b", "c"] and back.linear_features_ == ["a"]
+
+
+def test_classifier_with_string_labels_round_trips(tmp_path):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 2))
+    y = np.where(X[:, 0] + rng.normal(size=200) > 0, "yes", "no")
+    model = db.DistributionalClassifier(n_estimators=10, random_state=0).fit(X, y)
+    back = _assert_round_trip(model, X, tmp_path)
+    np.testing.assert_array_equal(back.predict_proba(X), model.predict_proba(X))
+    np.testing.assert_array_equal(back.predict(X), model.predict(X))
+
+
+def test_crps_trained_model_round_trips(tmp_path):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 2))
+    y = X[:, 0] + rng.normal(size=300)
+    model = db.DistributionalRegressor(scoring_rule="crps", n_estimators=10,
+                                       early_stopping=False, random_state=0).fit(X, y)
+    back = _assert_round_trip(model, X, tmp_path)
+    assert back.scoring_rule == "crps" and "crps" in back.evals_result_["train"]
+
+
+def test_older_format_is_refused_with_a_reason(fitted, tmp_path):
+    model, _, _ = fitted
+    path = tmp_path / "model.json"
+    model.save(path)
+    doc = json.loads(path.read_text())
+    doc["format_version"] = 1
+    doc.pop("sha256")
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="refit and save"):
+        db.load(path)
+
+
+def test_booster_with_a_python_loss_is_not_savable(tmp_path):
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    model = db.Booster(lambda raw, data: (raw[:, 0] - data["y"]) ** 2, n_estimators=2)
+    model.fit(X, {"y": X[:, 0]})
+    with pytest.raises(ValueError, match="pickle or joblib"):
+        db.persistence.save(model, tmp_path / "m.json")

@@ -75,8 +75,16 @@ def test_X_nan_allowed_and_strings_become_categories():
 
 def test_eval_set_forms():
     pair = (np.zeros((2, 1)), np.zeros(2))
-    assert check_eval_set(pair) is pair
-    assert check_eval_set([pair]) is pair
+    assert check_eval_set(pair) == (pair, None)
+    assert check_eval_set([pair])[0] is pair
+    w = np.ones(2)
+    assert check_eval_set([pair], [w])[1] is w
+    assert check_eval_set(pair, w)[1] is w
+    assert check_eval_set(None) == (None, None)
+    with pytest.raises(ValueError, match="without an eval_set"):
+        check_eval_set(None, w)
+    with pytest.raises(ValueError, match="a list of 2"):
+        check_eval_set([pair], [w, w])
     with pytest.raises(ValueError, match="exactly one"):
         check_eval_set([pair, pair])
     with pytest.raises(ValueError, match="tuple"):

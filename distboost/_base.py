@@ -1,0 +1,496 @@
+"""The one estimator base: the whole ``fit`` and every prediction method, for every estimator.
+
+:class:`DistributionalEstimator` holds what :class:`~distboost.DistributionalRegressor`,
+:class:`~distboost.DistributionalClassifier` and
+:class:`~distboost.VaryingCoefficientRegressor` share (scikit-learn's
+``BaseHistGradientBoosting`` is the model): the options (declared once in
+:mod:`distboost._options`), the ``fit`` skeleton
+
+    validate -> target and family (hook) -> validation rows (``eval_set``, a held-out split,
+    or K-fold cross-validation on small data) -> objective (hook) -> engine -> calibration
+
+and the predictions (``predict_raw``, ``predict_params``, ``predict_dist``, ``predict``,
+``predict_quantiles``, ``predict_interval``, ``score``) and ``save``.  Subclasses add hooks
+only: ``_prepare_target`` (encode and validate ``y``, choose the family),
+``_prepare_features`` (columns with a role of their own), ``_make_objective`` (the
+:class:`~distboost.objective.FamilyObjective` of a run), ``_tree_X`` (the columns the trees
+split on) and ``_unfloored_raw`` (the family's raw scores from the trees' at predict time).
+Fitted attributes are set together, once a fit has succeeded.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+from sklearn.base import BaseEstimator
+from sklearn.model_selection import train_test_split
+from sklearn.utils.validation import check_is_fitted
+
+from ._options import OptionsMixin
+from ._rounds import CV_FOLDS, best_cv_round, cv_folds, padded_curves, validation_mode
+from ._validation import (
+    check_consistent_rows,
+    check_eval_set,
+    check_sample_weight,
+    check_X,
+    int_seed,
+    take_rows,
+)
+from .boosting import fit_boosting
+from .boosting.engine import FittedEnsemble
+from .calibration import DispersionSearch, apply_shift, best_dispersion_shift
+from .linear_start import LinearStart, choose_linear_start, fit_linear_start
+from .objective import FamilyObjective, slope_mask
+from .predictive import Predictive
+
+__all__ = ["DistributionalEstimator"]
+
+
+@dataclass
+class Run:
+    """One boosting run on some rows (a fold, a held-out split, or all rows)."""
+
+    ensemble: FittedEnsemble
+    objective: FamilyObjective
+    step: str
+    valid_curve: np.ndarray | None
+    shift: float = 0.0
+    cv_curve: np.ndarray | None = None
+    linear: LinearStart | None = None
+    sizes: tuple[int, int] = (0, 0)
+
+
+class DistributionalEstimator(OptionsMixin, BaseEstimator):
+    """Base of the distributional estimators (not for direct use)."""
+
+    #: The name of the per-round loss in ``evals_result_``.
+    _metric = "nll"
+
+    # ------------------------------------------------------------------ hooks
+    def _prepare_target(self, y):
+        """``(family, y, fitted)``: the family, the validated target and fitted attributes
+        that the target determines (set when the fit succeeds)."""
+        raise NotImplementedError
+
+    def _check_target(self, family, y, name: str, context: dict) -> np.ndarray:
+        """The validated target of an ``eval_set`` or of ``score``."""
+        raise NotImplementedError
+
+    def _prepare_features(self, X) -> dict:
+        """Fitted attributes that X determines before any run (none by default)."""
+        return {}
+
+    def _make_objective(self, family, X, y, sample_weight, *, warn: bool,
+                        context: dict) -> FamilyObjective:
+        """The objective of one run on the rows ``(X, y)``."""
+        return FamilyObjective(family, y, sample_weight, warn=warn,
+                               scoring_rule=getattr(self, "scoring_rule", "nll"))
+
+    def _tree_X(self, X, context: dict):
+        """The columns the trees split on."""
+        return X
+
+    def _unfloored_raw(self, raw: np.ndarray, X) -> np.ndarray:
+        """The family's raw scores (before the floor) from the trees' raw scores."""
+        if getattr(self, "linear_start_", None) is not None:
+            raw = raw + self.linear_start_.offset(X)
+        return raw
+
+    def _fitted_from_run(self, run: Run) -> dict:
+        """Fitted attributes a run determines beyond the common ones."""
+        return {"init_params_": run.objective.init_params, "linear_start_": run.linear}
+
+    def _default_step(self, family) -> str:
+        if getattr(self, "scoring_rule", "nll") == "crps":
+            return "newton"
+        return family.default_step
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y, sample_weight=None, eval_set=None, eval_sample_weight=None):
+        """Fit one boosted ensemble per distribution parameter.
+
+        Parameters
+        ----------
+        X : array_like or DataFrame of shape (n, p)
+            Features; DataFrame categorical (or string) columns are used as categoricals,
+            NaN marks a missing value.
+        y : array_like of shape (n,) (or (n, 2) bounds for a censored family)
+            Target, inside the family's support.
+        sample_weight : array_like of shape (n,), default=None
+            Non-negative row weights (likelihood weights).
+        eval_set : tuple (X_val, y_val) or list of one such tuple, default=None
+            Validation rows for early stopping and calibration (always used when given).
+        eval_sample_weight : array_like of shape (n_val,) or list of one, default=None
+            Weights of the ``eval_set`` rows (LightGBM's name): a row of weight 0 counts as
+            if it were left out.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        X = check_X(self, X, reset=True)
+        family, y, fitted = self._prepare_target(y)
+        n = check_consistent_rows(X=X, y=y)
+        sample_weight = check_sample_weight(sample_weight, n)
+        eval_set, eval_weight = check_eval_set(eval_set, eval_sample_weight)
+        fitted.update(self._prepare_features(X))
+        seed = int_seed(self.random_state)
+        mode = validation_mode(self.early_stopping, n, eval_set is not None)
+        if mode == "cv":
+            run = self._fit_cross_validated(family, X, y, sample_weight, fitted, seed)
+        else:
+            X, y, sample_weight, val = self._validation_rows(
+                family, X, y, sample_weight, eval_set, eval_weight, mode, fitted, seed)
+            run = self._fit_rows(family, X, y, sample_weight, *val, context=fitted, seed=seed,
+                                 n_estimators=1 if mode == "constant" else None)
+            if mode == "constant":
+                run.ensemble.best_iteration_ = 0
+            if getattr(self, "calibrate", False) and val[0] is not None:
+                run.shift = self._calibrate(run, val, fitted)
+        self._set_fitted(family, run, mode, fitted)
+        return self
+
+    def _set_fitted(self, family, run: Run, mode: str, fitted: dict) -> None:
+        ensemble = run.ensemble
+        evals = {split: {self._metric: list(next(iter(v.values()), []))}
+                 for split, v in ensemble.evals_result_.items()}
+        if run.cv_curve is not None:
+            evals["valid"] = {self._metric: list(run.cv_curve[1:])}
+        attrs = {
+            **fitted,
+            "family_": family,
+            "ensemble_": ensemble,
+            "raw_floor_": run.objective.raw_floor,
+            "dispersion_shift_": float(run.shift),
+            "early_stopping_": mode,
+            "step_": run.step,
+            "n_iter_": ensemble.n_iter_,
+            "best_iteration_": ensemble.best_iteration_,
+            "evals_result_": evals,
+            "num_leaves_": run.sizes[0],
+            "min_child_samples_": run.sizes[1],
+            **self._fitted_from_run(run),
+        }
+        for name, value in attrs.items():
+            setattr(self, name, value)
+
+    def _validation_rows(self, family, X, y, sample_weight, eval_set, eval_weight, mode,
+                         context, seed):
+        """The training rows and ``(X_val, y_val, w_val)`` (all None without validation)."""
+        if eval_set is not None:
+            X_val = check_X(self, eval_set[0], reset=False)
+            y_val = self._check_target(family, eval_set[1], "y of eval_set", context)
+            n_val = check_consistent_rows(X_val=X_val, y_val=y_val)
+            w_val = check_sample_weight(eval_weight, n_val, "eval_sample_weight")
+            return X, y, sample_weight, (X_val, y_val, w_val)
+        if mode != "holdout":
+            return X, y, sample_weight, (None, None, None)
+        train, valid = train_test_split(
+            np.arange(len(y)), test_size=self.validation_fraction, random_state=seed,
+            stratify=class_strata(family, y, self.validation_fraction))
+        w = (None, None) if sample_weight is None else (sample_weight[train],
+                                                        sample_weight[valid])
+        return (take_rows(X, train), y[train], w[0],
+                (take_rows(X, valid), y[valid], w[1]))
+
+    def _fit_rows(self, family, X, y, sample_weight, X_val=None, y_val=None, w_val=None, *,
+                  context: dict, seed: int, n_estimators: int | None = None,
+                  penalty: float | None = None, warn: bool = True, where: str = "") -> Run:
+        """One boosting run on the given rows: objective, start, engine.
+
+        Early stopping (each round judged after its own best dispersion shift when
+        ``calibrate``) when validation rows are given; ``n_estimators`` overrides the cap
+        (the refit after cross-validation); ``penalty`` starts from the penalised linear
+        model of :mod:`distboost.linear_start`.  ``valid_curve`` holds the validation loss
+        after rounds ``0..R`` (round 0: the start values).
+        """
+        objective = self._make_objective(family, X, y, sample_weight, warn=warn,
+                                         context=context)
+        init_raw = objective.init_raw
+        data = objective.data(X, y)
+        data_val = None if X_val is None else objective.data(X_val, y_val)
+        linear = None
+        if penalty is not None:
+            linear = LinearStart.design_of(X)
+            Z = linear.design(X)
+            try:
+                init_raw, linear.coef = fit_linear_start(objective.loss, init_raw, Z, data,
+                                                         sample_weight, penalty,
+                                                         slope_mask(family))
+            except FloatingPointError:
+                warnings.warn(
+                    f"{self._describe(family)}: the penalised linear start (penalty "
+                    f"{penalty}) diverged on {len(y)} rows; boosting starts from the "
+                    "constant instead.", RuntimeWarning, stacklevel=3)
+                linear, init_raw = None, objective.init_raw
+        if linear is not None:
+            data["offset"] = torch.as_tensor(Z @ linear.coef)
+            if data_val is not None:
+                data_val["offset"] = torch.as_tensor(linear.offset(X_val))
+        step = self._default_step(family) if self.step == "auto" else self.step
+        callables = objective.engine_callables(step, seed)
+        valid_score = start_score = None
+        if X_val is not None:
+            column = objective.dispersion_column()
+            if getattr(self, "calibrate", False) and column is not None:
+                search = DispersionSearch(objective.loss, data_val, w_val, column)
+                last = {"shift": 0.0}
+
+                def valid_score(raw, data, weight):
+                    last["shift"], value = search(raw, center=last["shift"])
+                    return value
+
+                start_score = valid_score
+            else:
+                start_score = functools.partial(_mean_loss, objective.loss)
+            start_score = start_score(np.tile(init_raw, (len(y_val), 1)), data_val, w_val)
+        overrides = {} if n_estimators is None else {"n_estimators": n_estimators}
+        if X_val is None:
+            overrides["early_stopping_rounds"] = None
+        else:
+            overrides["early_stopping_rounds"] = self.n_iter_no_change
+        params = self._engine_params(step, len(y), seed, **overrides)
+        ensemble = fit_boosting(
+            callables["loss"], init_raw, self._tree_X(X, context), data,
+            params=params, sample_weight=sample_weight,
+            X_val=None if X_val is None else self._tree_X(X_val, context),
+            data_val=data_val, sample_weight_val=w_val, fisher=callables.get("fisher"),
+            valid_score=valid_score, warn_context=self._describe(family) + where,
+        )
+        curve = None
+        if X_val is not None:
+            curve = np.array([start_score, *next(iter(ensemble.evals_result_["valid"].values()))])
+        return Run(ensemble, objective, step, curve, linear=linear,
+                   sizes=(params.num_leaves, params.min_child_samples))
+
+    def _calibrate(self, run: Run, val, context) -> float:
+        """The dispersion shift minimising the validation loss at the kept round."""
+        X_val, y_val, w_val = val
+        column = run.objective.dispersion_column()
+        if column is None:
+            return 0.0
+        raw = run.ensemble.predict_raw(self._tree_X(X_val, context))
+        data = run.objective.data(X_val, y_val)
+        return best_dispersion_shift(run.objective.loss, raw, data, w_val, column)[0]
+
+    def _fit_cross_validated(self, family, X, y, sample_weight, context, seed) -> Run:
+        """Rounds chosen by K-fold cross-validation, then a refit on all rows.
+
+        First the start: the penalised linear model when ``linear_start`` and
+        cross-validation prefer it to the constant (``choose_linear_start``).  Each fold is a
+        full fit from that start; the kept round is the earliest whose folds' weighted mean
+        validation loss is within one standard error of the best (``best_cv_round``; round
+        0 keeps the start).  The dispersion shift is fitted on the out-of-fold predictions
+        at that round, correcting the optimism of trees judged on their own rows.
+        """
+        n = len(y)
+        w = np.ones(n) if sample_weight is None else sample_weight
+        folds = cv_folds(n, seed, class_strata(family, y, 1.0 / CV_FOLDS))
+        penalty = None
+        if getattr(self, "linear_start", False):
+            def make_loss(y_rows):
+                objective = self._make_objective(family, None, y_rows, None, warn=False,
+                                                 context=context)
+                return objective.loss, objective.init_raw
+
+            penalty = choose_linear_start(make_loss, X, y, sample_weight, folds,
+                                          LinearStart.design_of, slope_mask(family))
+
+        def fit_fold(i, train, valid):
+            w_rows = ((None, None) if sample_weight is None
+                      else (sample_weight[train], sample_weight[valid]))
+            return self._fit_rows(
+                family, take_rows(X, train), y[train], w_rows[0], take_rows(X, valid),
+                y[valid], w_rows[1], context=context, seed=seed, penalty=penalty, warn=False,
+                where=f", cross-validation fold {i + 1}/{len(folds)}")
+
+        weights = [float(w[valid].sum()) for _, valid in folds]
+        runs = [fit_fold(i, train, valid) for i, (train, valid) in enumerate(folds)]
+        best = best_cv_round([r.valid_curve for r in runs], weights)
+        final = self._fit_rows(family, X, y, sample_weight, context=context, seed=seed,
+                               n_estimators=max(best, 1), penalty=penalty)
+        final.ensemble.best_iteration_ = min(best, final.ensemble.n_iter_)
+        final.cv_curve = np.average(padded_curves([r.valid_curve for r in runs]), axis=0,
+                                    weights=weights)
+        column = final.objective.dispersion_column()
+        if getattr(self, "calibrate", False) and column is not None:
+            oof = np.empty((n, final.objective.n_outputs))
+            for run, (_, valid) in zip(runs, folds, strict=True):
+                X_valid = take_rows(X, valid)
+                raw = run.ensemble.predict_raw(self._tree_X(X_valid, context),
+                                               num_iteration=best)
+                if run.linear is not None:
+                    raw = raw + run.linear.offset(X_valid)
+                oof[valid] = np.maximum(raw, run.objective.raw_floor)
+            data = {"y": torch.as_tensor(y)}
+            final.shift, _ = best_dispersion_shift(final.objective.loss, oof, data,
+                                                   sample_weight, column)
+        return final
+
+    def _describe(self, family) -> str:
+        return f"{type(self).__name__}(family={family.name!r})"
+
+    # ------------------------------------------------------------------ predict
+    def _raw(self, X, iteration: int | None = None) -> np.ndarray:
+        """The family's raw scores, ndarray of shape (n, K): trees, start, linear part,
+        dispersion shift and floor."""
+        check_is_fitted(self)
+        X = check_X(self, X, reset=False)
+        raw = self.ensemble_.predict_raw(self._tree_X(X, vars(self)), iteration)
+        raw = self._unfloored_raw(raw, X)
+        name = getattr(self.family_, "dispersion_param", None)
+        column = None if name is None else self.family_.param_names.index(name)
+        return np.maximum(apply_shift(raw, column, self.dispersion_shift_), self.raw_floor_)
+
+    def predict_raw(self, X, iteration: int | None = None) -> np.ndarray:
+        """Raw (link-scale) scores of the family's parameters, ndarray of shape (n, K).
+
+        Parameters
+        ----------
+        X : array_like or DataFrame of shape (n, p)
+        iteration : int, optional
+            Boosting rounds to use (default: ``best_iteration_``).
+        """
+        return self._raw(X, iteration)
+
+    def _params(self, X, iteration=None) -> dict:
+        raw = torch.as_tensor(self._raw(X, iteration))
+        with torch.no_grad():
+            return {p: v.numpy() for p, v in self.family_.params_from_raw(raw).items()}
+
+    def predict_params(self, X, iteration: int | None = None) -> pd.DataFrame:
+        """Predicted distribution parameters on the natural scale.
+
+        Returns
+        -------
+        DataFrame of shape (n, K)
+            One column per parameter (torch's names); the index of X when X is a DataFrame.
+        """
+        index = X.index if isinstance(X, pd.DataFrame) else None
+        return pd.DataFrame(self._params(X, iteration), index=index)
+
+    def predict_dist(self, X, iteration: int | None = None) -> Predictive:
+        """Predictive distributions, one per row of X (``iteration``: rounds to use, default
+        ``best_iteration_``).
+
+        Returns
+        -------
+        Predictive of length n
+        """
+        params = self._params(X, iteration)  # check_is_fitted first
+        return Predictive(self.family_, params)
+
+    def predict(self, X) -> np.ndarray:
+        """Conditional mean, ndarray of shape (n,)."""
+        return self.predict_dist(X).mean
+
+    def predict_quantiles(self, X, quantiles=(0.05, 0.5, 0.95)) -> np.ndarray:
+        """Conditional quantiles, ndarray of shape (n, len(quantiles))."""
+        return self.predict_dist(X).quantile(np.atleast_1d(np.asarray(quantiles, dtype=float)))
+
+    def predict_interval(self, X, level: float = 0.9) -> np.ndarray:
+        """Central prediction interval of the given level, ndarray of shape (n, 2)."""
+        return self.predict_dist(X).interval(level)
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Mean log-likelihood of ``y`` under the predicted distributions (higher is better;
+        censored rows contribute ``log(F(u) - F(l))``).
+
+        Parameters
+        ----------
+        X : array_like or DataFrame of shape (n, p)
+        y : array_like of shape (n,)
+        sample_weight : array_like of shape (n,), default=None
+
+        Returns
+        -------
+        float
+        """
+        raw = torch.as_tensor(self._raw(X))
+        y = self._check_target(self.family_, y, "y", vars(self))
+        check_consistent_rows(X=raw, y=y)
+        with torch.no_grad():
+            logp = -self.family_.nll(raw, torch.as_tensor(y)).numpy()
+        w = check_sample_weight(sample_weight, len(y))
+        return float(np.average(logp, weights=w))
+
+    def save(self, path) -> None:
+        """Save the fitted model to ``path`` in distboost's safe format (JSON plus the tree
+        backend's text model; loading executes nothing).  Load it with ``db.load(path)``."""
+        from .persistence import save
+
+        save(self, path)
+
+    # ------------------------------------------------------------------ persistence
+    #: Fitted attributes saved as they are (JSON values) by :meth:`_get_state`.
+    _state_attrs = ("init_params_", "n_iter_", "best_iteration_", "step_",
+                    "dispersion_shift_", "evals_result_", "early_stopping_", "num_leaves_",
+                    "min_child_samples_")
+
+    def _get_state(self) -> dict:
+        """The fitted state as JSON values (for :mod:`distboost.persistence`)."""
+        state = {name: getattr(self, name) for name in self._state_attrs}
+        state["n_features_in_"] = self.n_features_in_
+        if hasattr(self, "feature_names_in_"):
+            state["feature_names_in_"] = list(self.feature_names_in_)
+        state["categories"] = getattr(self, "_categories_", None)
+        state["raw_floor_"] = [v if np.isfinite(v) else None for v in self.raw_floor_]
+        state["family_"] = self.family_.get_state()
+        state["ensemble_"] = self.ensemble_.to_dict()
+        linear = getattr(self, "linear_start_", None)
+        state["linear_start_"] = None if linear is None else linear.to_dict()
+        return state
+
+    def _set_state(self, state: dict) -> None:
+        """Restore what :meth:`_get_state` gave."""
+        from .families import from_state
+
+        for name in self._state_attrs:
+            setattr(self, name, state[name])
+        self.n_features_in_ = state["n_features_in_"]
+        if "feature_names_in_" in state:
+            self.feature_names_in_ = np.asarray(state["feature_names_in_"], dtype=object)
+        if state.get("categories") is not None:
+            self._categories_ = state["categories"]
+        self.raw_floor_ = np.array([-np.inf if v is None else v for v in state["raw_floor_"]])
+        self.family_ = from_state(state["family_"])
+        self.ensemble_ = FittedEnsemble.from_dict(state["ensemble_"])
+        linear = state.get("linear_start_")
+        self.linear_start_ = None if linear is None else LinearStart.from_dict(linear)
+
+    def __sklearn_is_fitted__(self) -> bool:
+        """Fitted once a fit has succeeded (the trees exist): a fit that raised leaves no
+        model to predict with."""
+        return hasattr(self, "ensemble_")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+
+def _mean_loss(loss, raw, data, weight) -> float:
+    """Weighted mean of ``loss`` at ``raw`` (ndarray of shape (n, K))."""
+    with torch.no_grad():
+        per_row = loss(torch.as_tensor(raw, dtype=torch.float64), data).numpy()
+    return float(np.average(per_row, weights=weight))
+
+
+def class_strata(family, y, validation_fraction):
+    """Class labels to stratify a split by, for a classification family, when every class
+    can appear on both sides (at least 2 rows per class, both sides at least as long as the
+    number of classes); None otherwise (a plain random split), as scikit-learn's
+    HistGradientBoosting classifier."""
+    if not getattr(family, "classification", hasattr(family, "class_probs")):
+        return None
+    counts = np.unique(y, return_counts=True)[1]
+    n_val = int(np.ceil(validation_fraction * y.size))
+    if counts.min() < 2 or counts.size > min(n_val, y.size - n_val):
+        return None
+    return y

@@ -1,0 +1,251 @@
+"""Every estimator option, declared once: default, constraint and documentation.
+
+scikit-learn's estimators hold their options as ``__init__`` keyword arguments (``get_params``
+reads the signature).  Four estimators share the engine's options, so instead of four copies
+of the same signature, docstring and ``_parameter_constraints``, each option is one row of
+:data:`OPTIONS`, and a class that lists the options it takes in ``_options`` (with its own
+defaults in ``_defaults``) gets its ``__init__`` (storing the arguments, nothing else: the
+scikit-learn rule), its ``_parameter_constraints`` and the "Parameters" section of its
+docstring generated from the table by :class:`OptionsMixin`.  The generated ``__init__`` is
+plain Python code with a real signature (the ``dataclasses`` technique), so ``inspect``,
+``get_params``, ``clone`` and notebooks' signature help see every option and its default.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any
+
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+
+from .boosting import STEP_RULES, EngineParams
+from .families import Family
+
+__all__ = ["OPTIONS", "Option", "OptionsMixin", "auto_tree_size"]
+
+
+@dataclass(frozen=True)
+class Option:
+    """One estimator option: its default, scikit-learn constraints, type and description."""
+
+    default: Any
+    constraints: list
+    type: str
+    doc: str
+
+
+_POSITIVE_INT = [Interval(Integral, 1, None, closed="left")]
+
+#: The options, in signature order.  A class's ``_defaults`` override ``default`` and its
+#: ``_docs`` override ``doc``.
+OPTIONS: dict[str, Option] = {
+    "family": Option(
+        "normal", [str, Family], "str or Family",
+        "The conditional distribution of ``y`` (``distboost.families.available()``)."),
+    "scoring_rule": Option(
+        "nll", [StrOptions({"nll", "crps"})], '{"nll", "crps"}',
+        "The loss the trees minimise: the negative log-likelihood (the log score), or the "
+        "CRPS in closed form (families with ``closed_form_crps``; NGBoost's ``CRPScore``), "
+        "which weighs the tails less.  Early stopping judges the same rule."),
+    "n_estimators": Option(
+        1000, _POSITIVE_INT, "int",
+        "Maximum number of boosting rounds (each grows one tree per parameter)."),
+    "learning_rate": Option(
+        0.05, [Interval(Real, 0.0, None, closed="neither")], "float",
+        "Shrinkage of every tree (measurements behind the default: ``docs/engine.md``)."),
+    "step": Option(
+        "auto", [StrOptions(set(STEP_RULES) | {"auto"})],
+        '{"auto", "natural", "fisher", "newton", "gradient"}',
+        "How each round turns gradients into tree targets: the damped natural gradient "
+        "(full Fisher solve per row, NGBoost's rule), the diagonal expected Fisher "
+        "information as curvature, the guarded diagonal Hessian, or the plain gradient "
+        "(``distboost.boosting.derivatives``).  \"auto\": the family's ``default_step`` "
+        "(\"newton\" for ``scoring_rule=\"crps\"``)."),
+    "num_leaves": Option(
+        "auto", [Interval(Integral, 2, None, closed="left"), StrOptions({"auto"})],
+        'int or "auto"',
+        "Maximum leaves per tree.  \"auto\": ``clip(round(sqrt(n) / 2), 4, 31)`` for ``n`` "
+        "training rows (:func:`auto_tree_size`)."),
+    "max_depth": Option(
+        -1, [Interval(Integral, -1, None, closed="left")], "int",
+        "Maximum tree depth (-1: no limit beyond ``num_leaves``)."),
+    "min_child_samples": Option(
+        "auto", [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        'int or "auto"',
+        "Minimum rows in a leaf.  \"auto\": ``clip(round(sqrt(n) / 2), 5, 20)``."),
+    "subsample": Option(
+        1.0, [Interval(Real, 0.0, 1.0, closed="right")], "float",
+        "Fraction of rows drawn (without replacement) for each round."),
+    "colsample": Option(
+        1.0, [Interval(Real, 0.0, 1.0, closed="right")], "float",
+        "Fraction of features considered by each tree."),
+    "reg_lambda": Option(
+        0.0, [Interval(Real, 0.0, None, closed="left")], "float",
+        "L2 penalty on leaf values, in units of the curvature (rescaled to a mean of one per "
+        "row and parameter at the start values)."),
+    "max_bin": Option(
+        255, [Interval(Integral, 2, None, closed="left")], "int",
+        "Histogram bins per feature (LightGBM)."),
+    "calibrate": Option(
+        True, ["boolean"], "bool",
+        "When validation rows are used (early stopping or ``eval_set``), shift the raw score "
+        "of the family's dispersion parameter (``Family.dispersion_param``, e.g. the "
+        "Normal's ``scale``) by the one constant that minimises the validation loss "
+        "(:mod:`distboost.calibration`); early stopping judges every round at its own best "
+        "shift.  The shift is in ``dispersion_shift_``."),
+    "linear_start": Option(
+        "auto", [StrOptions({"auto"}), "boolean"], '"auto" or bool',
+        "When the rounds are chosen by cross-validation (small data), start boosting from a "
+        "ridge-penalised linear model of every raw parameter but the dispersion (GAMLSS; the "
+        "AFT model for censored times) if cross-validation prefers it to the constant start "
+        "by more than one standard error (:mod:`distboost.linear_start`).  False: always the "
+        "constant start (the weighted marginal MLE)."),
+    "early_stopping": Option(
+        "auto", [StrOptions({"auto", "cv", "holdout"}), "boolean"],
+        '{"auto", "cv", "holdout"} or bool',
+        "How the number of rounds is chosen, on rows the trees do not see: stop when the "
+        "validation loss has not improved for ``n_iter_no_change`` rounds.  \"cv\": 5-fold "
+        "cross-validation on the training rows (one-standard-error rule), then a refit on all "
+        "rows; \"holdout\": a seeded split of ``validation_fraction`` of the rows; \"auto\" "
+        "(and True): \"cv\" below 1,000 training rows, \"holdout\" above "
+        "(:mod:`distboost._rounds`); False: every round is kept.  An ``eval_set`` given to "
+        "``fit`` is always the validation set; ``early_stopping_`` records what was used."),
+    "validation_fraction": Option(
+        0.1, [Interval(Real, 0.0, 1.0, closed="neither")], "float",
+        "Share of the training rows held out for early stopping when no ``eval_set`` is "
+        "given."),
+    "n_iter_no_change": Option(
+        20, _POSITIVE_INT, "int",
+        "Patience of early stopping, in rounds."),
+    "links": Option(
+        None, [dict, None], "dict",
+        "Link overrides by parameter name, e.g. ``{\"scale\": \"softplus\"}``."),
+    "base_learner": Option(
+        None, [None, HasMethods(["fit", "predict"])], "sklearn regressor",
+        "None: LightGBM histogram trees.  Otherwise any scikit-learn regressor (e.g. "
+        "``DecisionTreeRegressor(max_depth=3)``), cloned for every round and parameter."),
+    "random_state": Option(
+        None, ["random_state"], "int",
+        "Seed of subsampling, the validation split and the cross-validation folds."),
+    "n_jobs": Option(
+        None, [Integral, None], "int",
+        "Threads used by LightGBM (None: one thread below 10,000 rows, LightGBM's default "
+        "above; see ``docs/engine.md``)."),
+    "verbose": Option(
+        0, ["verbose"], "int",
+        "Print the training and validation loss every ``verbose`` rounds."),
+}
+
+
+def auto_tree_size(n: int) -> tuple[int, int]:
+    """Default ``(num_leaves, min_child_samples)`` for ``n`` training rows.
+
+    Both grow like ``sqrt(n) / 2``: a tree of ``L`` leaves of at least ``m`` rows needs
+    ``L m <= n``, and ``L = m = sqrt(n) / 2`` balances how finely a tree splits against how
+    many rows back each leaf's estimate (a leaf's scale estimate from 5 rows is noise).
+    Leaves are capped at 31 (LightGBM's default) and leaf sizes kept within [5, 20]
+    (LightGBM's default 20 stops a 220-row data set from following a steep curve).
+
+    Returns
+    -------
+    num_leaves, min_child_samples : int
+    """
+    root = math.sqrt(max(int(n), 1)) / 2.0
+    return int(min(max(round(root), 4), 31)), int(min(max(round(root), 5), 20))
+
+
+def _make_init(names: tuple[str, ...], n_positional: int, defaults: dict, qualname: str):
+    """A plain ``__init__`` storing ``names`` (the first ``n_positional`` may be given by
+    position), generated as source so that its signature is real."""
+    args = ["self"]
+    for i, name in enumerate(names):
+        if i == n_positional:
+            args.append("*")
+        args.append(f"{name}=__defaults[{name!r}]")
+    body = "\n".join(f"    self.{name} = {name}" for name in names) or "    pass"
+    source = f"def __init__({', '.join(args)}):\n{body}\n"
+    namespace: dict = {}
+    exec(source, {"__defaults": defaults}, namespace)  # noqa: S102 (generated, no input)
+    init = namespace["__init__"]
+    init.__qualname__ = f"{qualname}.__init__"
+    return init
+
+
+def _parameters_doc(names, defaults: dict, docs: dict) -> str:
+    """The numpydoc "Parameters" entries of ``names``."""
+    lines = []
+    for name in names:
+        option = OPTIONS.get(name)
+        doc = docs.get(name, option.doc if option else "")
+        kind = option.type if option else docs.get(f"{name}:type", "object")
+        lines.append(f"{name} : {kind}, default={defaults[name]!r}")
+        lines.extend("    " + line for line in _wrap(doc))
+    return "\n".join(lines)
+
+
+def _wrap(text: str, width: int = 88) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width) or [""]
+
+
+class OptionsMixin:
+    """Generates ``__init__``, ``_parameter_constraints`` and the parameter docs of a class.
+
+    A subclass sets ``_options`` (option names in signature order; the first
+    ``_n_positional`` may be passed by position), optionally ``_defaults`` (defaults that
+    differ from :data:`OPTIONS`), ``_extra_options`` (its own options:
+    ``name -> Option``) and ``_docs`` (descriptions that differ).  Its docstring's line
+    ``{parameters}`` is replaced by the generated "Parameters" entries.
+    """
+
+    _options: tuple[str, ...] = ()
+    _n_positional: int = 0
+    _defaults: dict = {}
+    _extra_options: dict = {}
+    _docs: dict = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "_options" not in cls.__dict__:
+            return
+        table = {**OPTIONS, **cls._extra_options}
+        unknown = [n for n in cls._options if n not in table]
+        if unknown:
+            raise TypeError(f"{cls.__name__} lists unknown options {unknown}.")
+        defaults = {n: cls._defaults.get(n, table[n].default) for n in cls._options}
+        cls.__init__ = _make_init(cls._options, cls._n_positional, defaults, cls.__qualname__)
+        cls._parameter_constraints = {n: table[n].constraints for n in cls._options}
+        docs = {**{n: o.doc for n, o in cls._extra_options.items()},
+                **{f"{n}:type": o.type for n, o in cls._extra_options.items()}, **cls._docs}
+        if cls.__doc__ and "{parameters}" in cls.__doc__:
+            indent = cls.__doc__.split("{parameters}")[0].rsplit("\n", 1)[-1]
+            block = _parameters_doc(cls._options, defaults, docs).replace("\n", "\n" + indent)
+            cls.__doc__ = cls.__doc__.replace("{parameters}", block)
+
+    def _engine_params(self, step: str, n: int, seed: int, **overrides) -> EngineParams:
+        """The engine's options for a fit on ``n`` training rows with the integer ``seed``
+        (no side effects)."""
+        leaves, min_rows = auto_tree_size(n)
+        num_leaves = getattr(self, "num_leaves", 31)
+        min_child = getattr(self, "min_child_samples", 20)
+        fields = dict(
+            n_estimators=self.n_estimators,
+            learning_rate=self.learning_rate,
+            step=step,
+            num_leaves=leaves if num_leaves == "auto" else num_leaves,
+            max_depth=self.max_depth,
+            min_child_samples=min_rows if min_child == "auto" else min_child,
+            subsample=self.subsample,
+            colsample=self.colsample,
+            reg_lambda=self.reg_lambda,
+            max_bin=self.max_bin,
+            random_state=seed,
+            n_jobs=self.n_jobs,
+            verbose=self.verbose,
+            base_learner=self.base_learner,
+        )
+        fields.update(overrides)
+        return EngineParams(**fields)

@@ -1,0 +1,88 @@
+"""Tests of distboost.objective: a family made into the engine's objective."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import distboost as db
+from distboost.objective import FamilyObjective, floored_start, raw_floor, slope_mask
+
+
+def _normal_data(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, size=(n, 2))
+    y = 2.0 * X[:, 0] + rng.normal(size=n) * (0.5 + 0.4 * np.abs(X[:, 1]))
+    return X, y
+
+
+def test_start_values_are_the_marginal_mle_on_the_raw_scale():
+    _, y = _normal_data()
+    fam = db.families.get("normal")
+    obj = FamilyObjective(fam, y)
+    assert obj.init_params["loc"] == pytest.approx(y.mean())
+    assert obj.init_params["scale"] == pytest.approx(y.std())
+    np.testing.assert_allclose(obj.init_raw, [y.mean(), np.log(y.std())])
+    assert obj.n_outputs == 2
+    assert obj.raw_floor[0] == -np.inf and np.isfinite(obj.raw_floor[1])
+
+
+def test_loss_is_the_floored_nll_with_the_offset():
+    _, y = _normal_data()
+    fam = db.families.get("normal")
+    obj = FamilyObjective(fam, y)
+    raw = torch.as_tensor(np.column_stack([np.zeros_like(y), np.full_like(y, -50.0)]))
+    offset = torch.as_tensor(np.column_stack([y, np.zeros_like(y)]))
+    data = {**obj.data(None, y), "offset": offset}
+    floored = torch.as_tensor(np.column_stack([y, np.full_like(y, obj.raw_floor[1])]))
+    np.testing.assert_allclose(obj.loss(raw, data).numpy(),
+                               fam.nll(floored, torch.as_tensor(y)).numpy())
+
+
+def test_constant_target_warns_and_floors():
+    fam = db.families.get("normal")
+    y = np.full(50, 3.0)
+    with pytest.warns(UserWarning, match="constant"):
+        params, init_raw, floor = floored_start(fam, fam.init(y), y)
+    assert params["scale"] == pytest.approx(3e-6)
+    np.testing.assert_allclose(floor, raw_floor(fam, y))
+    assert init_raw[1] == pytest.approx(np.log(3e-6))
+
+
+def test_slope_mask_leaves_the_dispersion_constant():
+    np.testing.assert_array_equal(slope_mask(db.families.get("normal")), [1.0, 0.0])
+    np.testing.assert_array_equal(slope_mask(db.families.get("poisson")), [1.0])
+
+
+def test_crps_objective_is_the_familys_closed_form():
+    _, y = _normal_data()
+    fam = db.families.get("normal")
+    obj = FamilyObjective(fam, y, scoring_rule="crps")
+    raw = np.tile(obj.init_raw, (y.size, 1))
+    loss = obj.loss(torch.as_tensor(raw), obj.data(None, y)).numpy()
+    ref = db.metrics.crps_normal(y, np.full_like(y, obj.init_params["loc"]),
+                                 np.full_like(y, obj.init_params["scale"]))
+    np.testing.assert_allclose(loss, ref, rtol=1e-10)
+
+
+def test_crps_training_beats_the_marginal_on_crps():
+    X, y = _normal_data(800)
+    model = db.DistributionalRegressor(scoring_rule="crps", n_estimators=150,
+                                       early_stopping=False, random_state=0).fit(X[:600], y[:600])
+    assert model.step_ == "newton"
+    dist = model.predict_dist(X[600:])
+    marginal = db.Predictive.from_params(
+        "normal", loc=np.full(200, y[:600].mean()), scale=np.full(200, y[:600].std()))
+    assert dist.crps(y[600:]).mean() < 0.7 * marginal.crps(y[600:]).mean()
+    assert model.evals_result_["train"]["crps"][-1] < model.evals_result_["train"]["crps"][0]
+
+
+def test_crps_needs_a_closed_form_and_a_metric():
+    X, y = _normal_data(100)
+    t = db.censored.right(np.exp(y / 4), np.ones(100))
+    with pytest.raises(ValueError, match="closed-form CRPS"):
+        db.DistributionalRegressor("censored_lognormal", scoring_rule="crps").fit(X, t)
+    with pytest.raises(ValueError, match="step='natural' needs the Riemannian metric"):
+        db.DistributionalRegressor(scoring_rule="crps", step="natural",
+                                   early_stopping=False).fit(X, y)
