@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import scipy.special as sc
 import scipy.stats as st
 import torch
-from scipy.integrate import quad
 
 import distboost as db
-from distboost.families._special import gammainc_ad, stdtr_ad
 from distboost.families.censored import CENSORABLE
 
 PARAMS = {
@@ -88,32 +85,6 @@ def test_gradients_match_finite_differences_for_all_row_types(name):
         e[:, k] = eps
         fd = (fam.nll(raw0 + e, y) - fam.nll(raw0 - e, y)) / (2 * eps)
         np.testing.assert_allclose(g[:, k].numpy(), fd.numpy(), rtol=1e-5, atol=1e-7)
-
-
-def test_gammainc_shape_derivative_against_quadrature():
-    a = torch.tensor([0.3, 1.0, 2.5, 7.0, 40.0], dtype=torch.float64, requires_grad=True)
-    x = torch.tensor([0.2, 1.5, 2.0, 9.0, 35.0], dtype=torch.float64, requires_grad=True)
-    ga, gx = torch.autograd.grad(gammainc_ad(a, x).sum(), (a, x))
-    for i in range(5):
-        ai, xi = a[i].item(), x[i].item()
-        # dP/da = int_0^x (log t - psi(a)) t^(a-1) e^-t / Gamma(a) dt
-        ref = quad(lambda t, ai=ai: (np.log(t) - sc.digamma(ai))
-                   * np.exp((ai - 1) * np.log(t) - t - sc.gammaln(ai)), 0, xi,
-                   epsabs=0, epsrel=1e-12, limit=200)[0]
-        assert ga[i].item() == pytest.approx(ref, rel=1e-6, abs=1e-10)
-        assert gx[i].item() == pytest.approx(st.gamma.pdf(xi, ai), rel=1e-10)
-
-
-def test_stdtr_derivatives():
-    df = torch.tensor([1.5, 4.0, 30.0], dtype=torch.float64, requires_grad=True)
-    t = torch.tensor([-2.0, 0.3, 1.7], dtype=torch.float64, requires_grad=True)
-    gdf, gt = torch.autograd.grad(stdtr_ad(df, t).sum(), (df, t))
-    np.testing.assert_allclose(gt.numpy(), st.t.pdf(t.detach().numpy(), df.detach().numpy()),
-                               rtol=1e-10)
-    h = 1e-4
-    fd = (sc.stdtr(df.detach().numpy() + h, t.detach().numpy())
-          - sc.stdtr(df.detach().numpy() - h, t.detach().numpy())) / (2 * h)
-    np.testing.assert_allclose(gdf.numpy(), fd, rtol=1e-5)
 
 
 def test_weibull_with_half_censored_rows_is_recovered_and_naive_fit_is_biased():
