@@ -158,6 +158,21 @@ CASES = {
     "compare_families: unknown metric": (
         lambda: db.compare_families(X, Y, families=["normal"], cv=2, metrics=("nlll",)),
         ValueError, r"Unknown metric\(s\) \['nlll'\] for compare_families; use nll, crps"),
+    "eval_sample_weight without an eval_set": (
+        lambda: R(n_estimators=2).fit(X, Y, eval_sample_weight=np.ones(6)), ValueError,
+        r"eval_sample_weight was given without an eval_set"),
+    "eval_sample_weight of the wrong length": (
+        lambda: R(n_estimators=2).fit(X, Y, eval_set=(X, Y), eval_sample_weight=np.ones(4)),
+        ValueError, r"eval_sample_weight has shape \(4,\); expected \(6,\)"),
+    "scoring_rule='crps' without a closed form": (
+        lambda: R(family="censored_weibull", scoring_rule="crps").fit(
+            X, db.censored.right(Y, [1] * 6)), ValueError,
+        r"scoring_rule='crps' needs a closed-form CRPS, which family 'censored_weibull' "
+        r"does not have"),
+    "scoring_rule='crps' with a Fisher step": (
+        lambda: R(scoring_rule="crps", step="fisher").fit(X, Y), ValueError,
+        r"step='fisher' needs the Riemannian metric of the scoring rule"),
+    "model file from an older format": (None, ValueError, r"refit and save the model again"),
     "PIT levels outside [0, 1]": (
         lambda: db.metrics.pit_cdf(db.Predictive.from_params("normal", loc=Y, scale=1.0), Y,
                                    [0.5, 1.5]), ValueError,
