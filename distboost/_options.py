@@ -173,16 +173,21 @@ def _make_init(names: tuple[str, ...], n_positional: int, defaults: dict, qualna
     return init
 
 
-def _parameters_doc(names, defaults: dict, docs: dict) -> str:
-    """The numpydoc "Parameters" entries of ``names``."""
-    lines = []
+def _parameters_doc(names, defaults: dict, table: dict, docs: dict) -> str:
+    """The numpydoc "Parameters" section of ``names`` (``docs`` overrides descriptions)."""
+    lines = ["Parameters", "----------"]
     for name in names:
-        option = OPTIONS.get(name)
-        doc = docs.get(name, option.doc if option else "")
-        kind = option.type if option else docs.get(f"{name}:type", "object")
-        lines.append(f"{name} : {kind}, default={defaults[name]!r}")
-        lines.extend("    " + line for line in _wrap(doc))
+        lines.append(f"{name} : {table[name].type}, default={defaults[name]!r}")
+        lines.extend("    " + line for line in _wrap(docs.get(name, table[name].doc)))
     return "\n".join(lines)
+
+
+def _fill(doc: str | None, token: str, text: str) -> str | None:
+    """``doc`` with the line ``token`` replaced by ``text``, indented as the token."""
+    if not doc or token not in doc:
+        return doc
+    indent = doc.split(token)[0].rsplit("\n", 1)[-1]
+    return doc.replace(token, text.replace("\n", "\n" + indent))
 
 
 def _wrap(text: str, width: int = 88) -> list[str]:
@@ -198,7 +203,8 @@ class OptionsMixin:
     ``_n_positional`` may be passed by position), optionally ``_defaults`` (defaults that
     differ from :data:`OPTIONS`), ``_extra_options`` (its own options:
     ``name -> Option``) and ``_docs`` (descriptions that differ).  Its docstring's line
-    ``{parameters}`` is replaced by the generated "Parameters" entries.
+    ``{parameters}`` is replaced by the generated "Parameters" section, and ``{attributes}``
+    by an "Attributes" section starting with ``_attribute_docs``.
     """
 
     _options: tuple[str, ...] = ()
@@ -206,6 +212,9 @@ class OptionsMixin:
     _defaults: dict = {}
     _extra_options: dict = {}
     _docs: dict = {}
+    #: Docstring text of the fitted attributes every subclass shares (replaces a line
+    #: ``{attributes}``).
+    _attribute_docs: str = ""
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -218,12 +227,10 @@ class OptionsMixin:
         defaults = {n: cls._defaults.get(n, table[n].default) for n in cls._options}
         cls.__init__ = _make_init(cls._options, cls._n_positional, defaults, cls.__qualname__)
         cls._parameter_constraints = {n: table[n].constraints for n in cls._options}
-        docs = {**{n: o.doc for n, o in cls._extra_options.items()},
-                **{f"{n}:type": o.type for n, o in cls._extra_options.items()}, **cls._docs}
-        if cls.__doc__ and "{parameters}" in cls.__doc__:
-            indent = cls.__doc__.split("{parameters}")[0].rsplit("\n", 1)[-1]
-            block = _parameters_doc(cls._options, defaults, docs).replace("\n", "\n" + indent)
-            cls.__doc__ = cls.__doc__.replace("{parameters}", block)
+        cls.__doc__ = _fill(cls.__doc__, "{parameters}",
+                            _parameters_doc(cls._options, defaults, table, cls._docs))
+        cls.__doc__ = _fill(cls.__doc__, "{attributes}",
+                            "Attributes\n----------\n" + cls._attribute_docs)
 
     def _engine_params(self, step: str, n: int, seed: int, **overrides) -> EngineParams:
         """The engine's options for a fit on ``n`` training rows with the integer ``seed``

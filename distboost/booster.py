@@ -39,8 +39,6 @@ class Booster(OptionsMixin, BaseEstimator):
     ``loss(raw, data)`` with respect to ``raw``, a step rule turns the derivatives into tree
     targets, and ``K`` trees are added with shrinkage ``learning_rate``.
 
-    Parameters
-    ----------
     {parameters}
 
     Attributes

@@ -39,26 +39,13 @@ class DistributionalClassifier(ClassifierMixin, DistributionalEstimator):
     over-confidence that costs log-loss); the measurements behind them are in
     ``docs/classification.md``.
 
-    Parameters
-    ----------
     {parameters}
 
-    Attributes
-    ----------
+    {attributes}
     classes_ : ndarray of shape (n_classes,)
         The sorted labels; column ``k`` of :meth:`predict_proba` is ``classes_[k]``.
-    family_ : Family
-        ``Bernoulli()`` or ``Categorical(n_classes)``.
-    ensemble_ : FittedEnsemble
     init_params_ : dict of str to float
         The start logits (the weighted class frequencies).
-    n_iter_, best_iteration_ : int
-        Rounds run and rounds kept.
-    evals_result_ : dict
-        Log-loss per round: ``{"train": {"nll": [...]}, "valid": {"nll": [...]}}``.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str
-        Only when X is a DataFrame with string column names.
 
     Examples
     --------

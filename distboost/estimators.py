@@ -28,44 +28,13 @@ __all__ = ["DistributionalRegressor", "check_target"]
 class DistributionalRegressor(RegressorMixin, DistributionalEstimator):
     """Gradient-boosted distributional regression: one tree ensemble per distribution parameter.
 
-    Parameters
-    ----------
     {parameters}
 
-    Attributes
-    ----------
-    family_ : Family
-    ensemble_ : FittedEnsemble
-        The trees (raw scores without the dispersion shift and the linear start).
+    {attributes}
     init_params_ : dict of str to float
         Weighted marginal MLE the boosting starts from.
-    step_ : str
-        The step rule used (``step`` with "auto" resolved).
-    dispersion_shift_ : float
-        Constant added to the dispersion parameter's raw score by ``calibrate`` at
-        prediction time (0.0 when not applied).
-    raw_floor_ : ndarray of shape (K,)
-        Lower bound of each raw score (``-inf`` but for a ``scale`` parameter, floored at
-        ``1e-6`` x the standard deviation of ``y``; see ``Family.param_floors``), applied in
-        training and prediction.
     linear_start_ : LinearStart or None
         The linear part of the start (None: the constant start).
-    early_stopping_ : str
-        Where the validation rows came from: "eval_set", "cv", "holdout", "none" or
-        "constant" (a single training row: the start values are kept).
-    n_iter_ : int
-        Rounds run (of the refit on all rows after cross-validation).
-    best_iteration_ : int
-        Rounds kept (the best validation round when early stopping).
-    num_leaves_, min_child_samples_ : int
-        The tree sizes used ("auto" resolved for the training rows).
-    evals_result_ : dict
-        Loss history per round: ``{"train": {"nll": [...]}, "valid": {"nll": [...]}}``
-        (keyed "crps" for ``scoring_rule="crps"``); after cross-validation "valid" is the
-        folds' weighted mean (as ``lightgbm.cv``).
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str
-        Only when X is a DataFrame with string column names.
 
     Examples
     --------

@@ -319,19 +319,13 @@ class VaryingCoefficientRegressor(RegressorMixin, DistributionalEstimator):
     scale) is a boosted tree ensemble on the effect modifiers; ``x_j`` runs over
     ``linear_features``.  Fitting starts from the (weighted) least-squares linear model
     and the family's MLE of the other parameters given its residuals, then boosts the
-    family's negative log-likelihood.  The step rules' measured trade-offs are in
-    ``docs/varying.md``.
+    family's negative log-likelihood.  ``ensemble_`` holds ``K = m + F - 1`` ensembles:
+    ``m = 1 + len(linear_features_)`` coefficients (standardised scale), then the family's
+    other parameters.  The step rules' measured trade-offs are in ``docs/varying.md``.
 
-    Parameters
-    ----------
     {parameters}
 
-    Attributes
-    ----------
-    family_ : Family
-    ensemble_ : FittedEnsemble
-        ``K = m + F - 1`` ensembles: ``m = 1 + len(linear_features_)`` coefficients
-        (standardised scale) then the family's other parameters.
+    {attributes}
     linear_features_ : list of str
         Names of the linear features (DataFrame columns, or ``x0, x1, ...``).
     linear_index_ : ndarray of int
@@ -348,10 +342,6 @@ class VaryingCoefficientRegressor(RegressorMixin, DistributionalEstimator):
         plus the family's location MLE of its residuals.
     init_params_ : dict of str to float
         Start values of the family's other parameters.
-    raw_floor_ : ndarray of shape (F,)
-        Floors of the family's raw scores (see ``DistributionalRegressor``).
-    n_iter_, best_iteration_, evals_result_, n_features_in_, feature_names_in_
-
     Examples
     --------
     >>> import numpy as np
