@@ -1,37 +1,49 @@
-"""Per-row derivatives of a torch loss and the step rules that turn them into tree targets.
+"""Per-row derivatives of a loss and the step rules that turn them into tree targets.
 
 The engine boosts ``K`` raw outputs ``raw[n, K]`` against a per-row loss ``loss(raw, data)``.
 Because rows are independent, one backward pass of ``loss.sum()`` gives every row's gradient,
-and ``K`` more (of ``g[:, k].sum()``) give every row's Hessian row ``k``.
+and ``K`` more (of ``g[:, k].sum()``) give every row's Hessian row ``k``.  A family with
+closed-form derivatives may skip autograd: ``derivatives(raw, data) -> (loss, grad, fisher)``
+(see :func:`step_derivatives`).
 
-A step rule returns the pair ``(grad, hess)`` that a second-order tree learner (LightGBM, or
-a weighted least-squares fit) turns into leaf values ``-sum(grad) / (sum(hess) + lambda)``:
+A step rule returns the pair ``(grad, hess)`` that a second-order tree learner (LightGBM,
+XGBoost, or a weighted least-squares fit) turns into leaf values
+``-sum(grad) / (sum(hess) + lambda)``:
 
 ``gradient``
     ``hess = 1``: plain functional gradient descent (Friedman 2001).
 ``newton``
     ``hess`` = diagonal of the Hessian (Chen & Guestrin 2016, eq. 5), guarded: entries below
-    ``NEWTON_FLOOR`` times the column's mean absolute curvature are raised to that floor, so
-    that a non-convex region gives a short gradient step instead of a wild or reversed one;
-    a column with no curvature at all (a piecewise-linear loss such as the absolute or
-    pinball loss) gets ``hess = 1``, the gradient step.
+    ``NEWTON_FLOOR`` times the column's curvature scale (below) are raised to that floor,
+    so that a non-convex region gives a short gradient step instead of a wild or reversed
+    one; a column with no curvature at all at the start values (a piecewise-linear loss
+    such as the absolute or pinball loss) gets ``hess = 1``, the gradient step.
 ``fisher``
     ``hess`` = diagonal of the expected Fisher information, positive by construction.
 ``natural``
     ``grad = (F + lambda diag F)^{-1} g`` with the full ``K x K`` Fisher matrix per row and
     ``hess = 1``: the natural gradient of NGBoost (Duan et al. 2020, Alg. 1), damped in the
     Levenberg-Marquardt way (``lambda = NATURAL_RIDGE = 0.1``) so that a nearly singular
-    Monte Carlo Fisher estimate cannot blow the step up.
+    Monte Carlo Fisher estimate cannot blow the step up.  A diagonal Fisher is a division.
 
-Optionally (``clip_gradients=(lo, hi)``), each column of the per-row gradient of the loss is
-first clipped to its own ``lo`` and ``hi`` quantiles over the rows, every round, before the
-step rule uses it: a few rows with huge gradients (outliers, or a product of raw scores
-and data as in a varying-coefficient model) then cannot dominate a round.  Curvatures are
-not clipped.
+**Per-row purity.**  Every pair is multiplied by the sample weights and divided, column by
+column, by a *curvature scale* ``c_k``: the mean over the training rows of ``w * curvature``
+(``|hess|`` for newton, the Fisher diagonal for fisher, 1 for gradient and natural) at the
+*start values*, computed once (:func:`curvature_scale`) and then fixed, so that LightGBM's
+``min_sum_hessian_in_leaf`` and ``reg_lambda`` mean the same at any target scale.  The
+sample weights are divided by their mean over the training rows once, too.  Leaf values
+``-G / H`` are unchanged by the division.  With both fixed, a row's ``(grad, hess)`` in any
+round depends on that row alone (:func:`step_derivatives` is a pure per-row function given
+``curvature_scale``): a distributed worker that sees only its own rows computes the same
+numbers, the scale and the weights' mean coming from one reduction before training.
 
-Every pair is then multiplied by the sample weights and each column is rescaled so that its
-mean curvature is one; leaf values ``-G / H`` are unchanged by that rescaling, and LightGBM's
-``min_sum_hessian_in_leaf`` behaves the same whatever the scale of the target.
+**The one global option.**  ``clip_gradients=(lo, hi)`` (in-process
+:class:`~distboost.Booster` only, not available to distributed training) clips each
+column of the per-row gradient of the loss to its own ``lo`` and ``hi`` quantiles over the
+rows, every round, before the step rule uses it: a few rows with huge gradients (outliers,
+or a product of raw scores and data as in a varying-coefficient model) then cannot dominate
+a round.  Curvatures are not clipped.  Quantiles over the rows depend on which rows sit
+together, so :func:`step_derivatives` has no such option; :class:`StepComputer` has.
 """
 
 from __future__ import annotations
@@ -41,11 +53,12 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-__all__ = ["STEP_RULES", "NEWTON_FLOOR", "NATURAL_RIDGE", "StepComputer",
-           "check_clip_gradients"]
+__all__ = ["STEP_RULES", "NEWTON_FLOOR", "NATURAL_RIDGE", "NonFiniteLoss", "StepComputer",
+           "check_clip_gradients", "curvature_scale", "step_derivatives"]
 
 STEP_RULES = ("gradient", "newton", "fisher", "natural")
-#: Newton curvature floor, relative to the column's mean absolute curvature.
+#: Newton curvature floor, relative to the column's curvature scale (its mean absolute
+#: curvature at the start values).
 NEWTON_FLOOR = 1e-2
 #: Levenberg-Marquardt damping of the natural step: ``F + NATURAL_RIDGE * diag(F)``.
 NATURAL_RIDGE = 0.1
@@ -79,61 +92,292 @@ def check_clip_gradients(clip_gradients) -> tuple[float, float] | None:
     return lo, hi
 
 
+def _check_step(step: str, fisher, derivatives) -> None:
+    if step not in STEP_RULES:
+        raise ValueError(f"Unknown step rule {step!r}; choose one of {list(STEP_RULES)}.")
+    if step in ("fisher", "natural") and fisher is None and derivatives is None:
+        raise ValueError(
+            f"step={step!r} needs the expected Fisher information: pass `fisher=` "
+            "(a callable raw, data -> Tensor[n, K, K]) or use step='newton' or 'gradient'."
+        )
+
+
 def _clip_columns(g: torch.Tensor, levels: tuple[float, float]) -> torch.Tensor:
     """Clip each column of ``g`` (n, K) to its own ``levels`` quantiles over the rows."""
     q = np.quantile(g.numpy(), levels, axis=0)  # (2, K), numpy's linear interpolation
     return torch.clamp(g, min=torch.from_numpy(q[0]), max=torch.from_numpy(q[1]))
 
 
+def _raw_tensor(raw) -> torch.Tensor:
+    """``raw`` as a float64 tensor of shape (n, K), sharing memory where possible (a strided
+    view of LightGBM's column-major score buffer, no copy)."""
+    if isinstance(raw, torch.Tensor):
+        return raw.detach().to(torch.float64)
+    return torch.from_numpy(np.asarray(raw, dtype=np.float64))
+
+
+def _natural(g: torch.Tensor, fisher: torch.Tensor) -> torch.Tensor:
+    """The damped natural gradient ``(F + lambda diag F)^{-1} g`` of every row."""
+    if fisher.dim() == 2:  # diagonal: a division, no solve
+        return _divide(g, fisher)
+    # Levenberg-Marquardt damping F + lambda diag(F): bounds the condition number by about
+    # 1 / lambda (a Monte Carlo Fisher of nearly redundant parameters is close to singular)
+    # and leaves a diagonal Fisher's step unchanged up to 1 / (1 + lambda).
+    diag = torch.diagonal(fisher, dim1=1, dim2=2).clamp_min(1e-300)
+    nat = torch.linalg.solve(fisher + torch.diag_embed(NATURAL_RIDGE * diag), g[..., None])
+    return nat[..., 0]
+
+
+def _divide(g: torch.Tensor, fisher_diag: torch.Tensor) -> torch.Tensor:
+    """The natural step of a diagonal Fisher: ``g / ((1 + lambda) F)``."""
+    return g / (fisher_diag.clamp_min(1e-300) * (1.0 + NATURAL_RIDGE))
+
+
+def _rule_pair(loss, raw_t, data, step, fisher=None, derivatives=None, clip=None,
+               defer_division: bool = False):
+    """The step rule's unweighted, unscaled ``(per_row_loss, grad, hess)``, float64 tensors
+    (detached); ``hess`` is None for unit curvature (gradient, natural) and the plain
+    Hessian diagonal (not yet floored) for newton.
+
+    With ``defer_division`` the natural step of a diagonal Fisher comes back as
+    ``(per_row_loss, g, None, F)`` (the caller divides, fused with its output), otherwise
+    the fourth entry is None."""
+    per_row, g, hess, info = _rule_parts(loss, raw_t, data, step, fisher, derivatives, clip)
+    if step == "natural":
+        if defer_division and info.dim() == 2:
+            return per_row, g, None, info
+        return per_row, _natural(g, info), None, None
+    if step == "fisher":
+        hess = info if info.dim() == 2 else torch.diagonal(info, dim1=1, dim2=2)
+    return per_row, g, hess, None
+
+
+def _rule_parts(loss, raw_t, data, step, fisher, derivatives, clip):
+    """``(per_row_loss, grad, hessian or None, fisher or None)`` as the rule needs them."""
+    if derivatives is not None and step != "newton":
+        # Closed form: no autograd graph.  Newton needs the Hessian, which ``derivatives``
+        # does not give (its curvature is the Fisher information): autograd below.
+        with torch.no_grad():
+            per_row, g, info = derivatives(raw_t, data)
+        if clip is not None:
+            g = _clip_columns(g, clip)
+        return per_row, g, None, None if step == "gradient" else info
+    need_hessian = step == "newton"
+    raw_t = raw_t.detach().requires_grad_(True)
+    per_row = loss(raw_t, data)
+    (g,) = torch.autograd.grad(per_row.sum(), raw_t, create_graph=need_hessian)
+    per_row = per_row.detach()
+    hess = None
+    if need_hessian:
+        k = raw_t.shape[1]
+        cols = [
+            torch.autograd.grad(g[:, j].sum(), raw_t, retain_graph=j < k - 1,
+                                allow_unused=True)[0]
+            for j in range(k)
+        ]
+        hess = torch.stack([torch.zeros_like(g[:, j]) if c is None else c[:, j]
+                            for j, c in enumerate(cols)], dim=1).detach()
+    g = g.detach()
+    if clip is not None:
+        g = _clip_columns(g, clip)
+    if step in ("gradient", "newton"):
+        return per_row, g, hess, None
+    with torch.no_grad():
+        info = fisher(raw_t.detach(), data)
+    return per_row, g, None, info
+
+
+def _scale_of(step: str, hess: torch.Tensor | None, weight: torch.Tensor | None,
+              k: int) -> np.ndarray:
+    """Column means of ``weight * curvature`` (see :func:`curvature_scale`)."""
+    if hess is None:
+        mean_w = 1.0 if weight is None else float(weight.mean())
+        return np.full(k, mean_w)
+    c = hess.abs() if step == "newton" else hess
+    if weight is not None:
+        c = c * weight[:, None]
+    return c.mean(dim=0).numpy().astype(np.float64)
+
+
+def curvature_scale(loss: Callable, raw, data: dict, step: str, *,
+                    fisher: Callable | None = None, sample_weight=None,
+                    derivatives: Callable | None = None) -> np.ndarray:
+    """The per-column curvature scale ``c_k``: the mean over the rows of ``w * curvature``.
+
+    ``curvature`` is the step rule's: ``|d^2 loss / d raw_k^2|`` (newton), the Fisher
+    diagonal (fisher), 1 (gradient, natural).  The engine computes it once, at the start
+    values, over the training rows with the weights already divided by their mean; a
+    distributed driver gets the same number from one reduction (the sums of
+    ``w * curvature`` and of the row counts over the workers).
+
+    Parameters
+    ----------
+    loss, raw, data, step, fisher, sample_weight, derivatives
+        As in :func:`step_derivatives`.
+
+    Returns
+    -------
+    ndarray of shape (K,)
+        Zero for a newton column without curvature (it gets ``hess = 1``).
+    """
+    _check_step(step, fisher, derivatives)
+    raw_t = _raw_tensor(raw)
+    _, _, hess, _ = _rule_pair(loss, raw_t, data, step, fisher, derivatives)
+    w = None if sample_weight is None else torch.as_tensor(
+        np.asarray(sample_weight, dtype=np.float64))
+    return _scale_of(step, hess, w, raw_t.shape[1])
+
+
+def _finish_pair(step: str, g: torch.Tensor, hess: torch.Tensor | None,
+                 weight: torch.Tensor | None, scale: np.ndarray):
+    """Floor (newton), weight and divide by the curvature scale: float64 ``(grad, hess)``."""
+    scale_t = torch.from_numpy(np.asarray(scale, dtype=np.float64))
+    flat = scale_t <= 0
+    divisor = torch.where(flat, torch.ones_like(scale_t), scale_t)
+    if hess is None:
+        hess = torch.ones_like(g)
+    elif step == "newton":
+        hess = torch.maximum(hess, NEWTON_FLOOR * scale_t)
+        if bool(flat.any()):  # no curvature at the start values: the gradient step
+            hess = torch.where(flat, torch.ones_like(hess), hess)
+    factor = 1.0 / divisor
+    if weight is not None:
+        factor = weight[:, None] * factor
+    return g * factor, hess * factor
+
+
+def step_derivatives(loss: Callable, raw, data: dict, step: str, *,
+                     fisher: Callable | None = None, sample_weight=None,
+                     curvature_scale: np.ndarray | None = None,
+                     derivatives: Callable | None = None):
+    """The step rule's per-row ``(grad, hess)``: a pure function of each row.
+
+    Given ``curvature_scale`` the result for a row depends on that row's raw scores, data
+    and weight only: on any subset or permutation of the rows it equals the full batch's
+    rows exactly (what a distributed worker needs).
+
+    Parameters
+    ----------
+    loss : callable
+        ``loss(raw: Tensor[n, K], data) -> Tensor[n]``, differentiable by torch.
+    raw : ndarray or Tensor of shape (n, K)
+    data : dict of str to Tensor
+        Row-aligned tensors handed to ``loss``, ``fisher`` and ``derivatives``.
+    step : str
+        One of :data:`STEP_RULES`.
+    fisher : callable, optional
+        ``fisher(raw, data) -> Tensor[n, K]`` (diagonal) or ``Tensor[n, K, K]``; needed by
+        ``fisher`` and ``natural`` unless ``derivatives`` is given.
+    sample_weight : array_like of shape (n,), optional
+        Per-row weights (the engine divides them by their mean over the training rows once).
+    curvature_scale : array_like of shape (K,), optional
+        The fixed per-column divisor (:func:`curvature_scale`); None: computed from these
+        rows (what the engine does once, at the start values) -- then the result depends on
+        the batch.
+    derivatives : callable, optional
+        Closed form ``derivatives(raw: Tensor[n, K] float64, data) -> (per_row_loss
+        Tensor[n], grad Tensor[n, K], fisher Tensor[n, K] (diagonal) or Tensor[n, K, K])``
+        replacing autograd and the ``fisher`` call for the gradient, fisher and natural
+        rules.  The newton rule needs the Hessian, which is not the Fisher information: it
+        differentiates ``loss`` by autograd whatever ``derivatives`` says.
+
+    Returns
+    -------
+    per_row_loss : ndarray of shape (n,)
+    grad, hess : ndarray of shape (n, K), float64
+        Weighted and divided by the curvature scale.
+    """
+    _check_step(step, fisher, derivatives)
+    raw_t = _raw_tensor(raw)
+    per_row, g, hess, _ = _rule_pair(loss, raw_t, data, step, fisher, derivatives)
+    w = None if sample_weight is None else torch.as_tensor(
+        np.asarray(sample_weight, dtype=np.float64))
+    if curvature_scale is None:
+        curvature_scale = _scale_of(step, hess, w, raw_t.shape[1])
+    g, hess = _finish_pair(step, g, hess, w, curvature_scale)
+    return per_row.numpy(), g.numpy(), hess.numpy()
+
+
 class StepComputer:
     """Compute ``(grad, hess)`` of shape (n, K) from raw scores, for one step rule.
+
+    The curvature scale (see the module docstring) is computed at the first call (the
+    engine's first call is at the start values) unless given, and then fixed.
 
     Parameters
     ----------
     loss : callable
         ``loss(raw: Tensor[n, K], data) -> Tensor[n]``.
     data : dict of str to Tensor
-        Row-aligned tensors handed to ``loss`` (and ``fisher``).
+        Row-aligned tensors handed to ``loss`` (and ``fisher``, ``derivatives``).
     step : str
         One of :data:`STEP_RULES`.
     fisher : callable, optional
-        ``fisher(raw, data) -> Tensor[n, K, K]``; needed by ``fisher`` and ``natural``.
+        ``fisher(raw, data) -> Tensor[n, K, K]`` or ``Tensor[n, K]``; needed by ``fisher``
+        and ``natural`` unless ``derivatives`` is given.
     sample_weight : ndarray of shape (n,), optional
+        Divided by its mean once.
     clip_gradients : tuple (lo, hi), optional
         Clip each column of the loss gradient to its ``lo`` and ``hi`` quantiles over the
-        rows, every round (see the module docstring).
+        rows, every round (the one option that is global per round; in-process only).
+    curvature_scale : array_like of shape (K,), optional
+        The fixed per-column divisor; default: computed at the first call.
+    derivatives : callable, optional
+        Closed-form ``(per_row_loss, grad, fisher)`` (see :func:`step_derivatives`).
     """
 
     def __init__(self, loss: Callable, data: dict, step: str, fisher: Callable | None = None,
                  sample_weight: np.ndarray | None = None,
-                 clip_gradients: tuple[float, float] | None = None):
-        if step not in STEP_RULES:
-            raise ValueError(f"Unknown step rule {step!r}; choose one of {list(STEP_RULES)}.")
-        if step in ("fisher", "natural") and fisher is None:
-            raise ValueError(
-                f"step={step!r} needs the expected Fisher information: pass `fisher=` "
-                "(a callable raw, data -> Tensor[n, K, K]) or use step='newton' or 'gradient'."
-            )
+                 clip_gradients: tuple[float, float] | None = None,
+                 curvature_scale: np.ndarray | None = None,
+                 derivatives: Callable | None = None):
+        _check_step(step, fisher, derivatives)
         self.loss = loss
         self.data = data
         self.step = step
         self.fisher = fisher
+        self.derivatives = derivatives
         self.clip = check_clip_gradients(clip_gradients)
         self._w = None
         if sample_weight is not None:
-            self._w = torch.as_tensor(np.asarray(sample_weight, dtype=np.float64))
+            w = np.asarray(sample_weight, dtype=np.float64)
+            self._w = torch.as_tensor(w / w.mean())
             self._w_sum = float(self._w.sum())
+        self.curvature_scale = (None if curvature_scale is None
+                                else np.asarray(curvature_scale, dtype=np.float64))
         self.last_loss = np.nan
-        self._ones = None  # the unit curvature handed to LightGBM, reused every round
+        self._unit = None  # the constant curvature of the gradient / natural rules
+        self._buffers: list = [None, None]  # two (grad, hess) output pairs (order "F")
+        self._pinned = None
 
     def loss_value(self, raw: np.ndarray) -> float:
         """The (weighted) mean loss at ``raw``, ndarray of shape (n, K): a forward pass only,
         the number :attr:`last_loss` holds after :meth:`__call__` at the same scores."""
         with torch.no_grad():
-            per_row = self.loss(torch.from_numpy(np.asarray(raw, dtype=np.float64)), self.data)
+            per_row = self.loss(_raw_tensor(raw), self.data)
+        return self._mean(per_row)
+
+    def _mean(self, per_row: torch.Tensor) -> float:
         if self._w is None:
             return float(per_row.sum()) / per_row.shape[0]
-        return float((per_row * self._w).sum() / self._w_sum)
+        return float(torch.dot(per_row, self._w)) / self._w_sum
+
+    def _factor(self, inv: torch.Tensor, tdtype) -> torch.Tensor:
+        """``w / c`` per output and row, shape (K, n) (or (K, 1) without weights), cached
+        for the last ``inv`` seen (it is fixed once the curvature scale is)."""
+        if self._w is None:
+            return inv[:, None].to(tdtype)
+        key = (tuple(inv.tolist()), tdtype)
+        if getattr(self, "_factor_key", None) != key:
+            self._factor_cache = (self._w[None, :] * inv[:, None]).to(tdtype)
+            self._factor_key = key
+        return self._factor_cache
+
+    def pin(self, pair) -> None:
+        """Keep ``pair`` (returned by a call with ``order="F"``) from being overwritten by
+        later calls until another pair is pinned: the backend grows (and may regrow) its
+        trees from it while the engine evaluates shorter steps."""
+        self._pinned = None if pair is None else pair[0]
 
     def __call__(self, raw: np.ndarray, dtype=np.float64, order: str = "C"):
         """Return ``(grad, hess)``, arrays of shape (n, K), ready for the trees.
@@ -143,96 +387,83 @@ class StepComputer:
         raw : ndarray of shape (n, K)
             Current raw scores.
         dtype, order
-            Of the returned arrays (LightGBM takes float32 in column-major order).
+            Of the returned arrays (LightGBM takes float32 in column-major order).  With
+            ``order="F"`` the arrays are buffers reused by later calls (two alternate, and
+            never the one :meth:`pin` holds): copy them to keep them.
 
         Raises
         ------
         NonFiniteLoss
             If the loss or its derivatives are not finite.
         """
-        raw_t = torch.from_numpy(np.asarray(raw, dtype=np.float64))  # strided view, no copy
-        raw_t.requires_grad_(True)
-        per_row = self.loss(raw_t, self.data)
-        total = per_row.sum()
-        if self._w is None:
-            self.last_loss = float(total.detach()) / per_row.shape[0]
-        else:
-            self.last_loss = float((per_row.detach() * self._w).sum() / self._w_sum)
+        raw_t = _raw_tensor(raw)
+        per_row, g, hess, denom = _rule_pair(self.loss, raw_t, self.data, self.step,
+                                             self.fisher, self.derivatives, self.clip,
+                                             defer_division=order == "F")
+        self.last_loss = self._mean(per_row)
         if not np.isfinite(self.last_loss):
             raise NonFiniteLoss(f"loss is {self.last_loss}")
-        grad, hess = self._step(raw_t, total)
-        if hess is None and self._w is None and order == "F":
-            # Unit curvature (natural, gradient) and no weights: the rescaling is the
-            # identity, and the curvature is the same array of ones every round.
-            g_out = torch.empty(grad.shape[::-1],
-                                dtype=torch.float32 if dtype == np.float32 else torch.float64)
-            g_out.copy_(grad.T)  # (K, n) row-major is (n, K) column-major
-            if not np.isfinite(float(g_out.sum())):
+        if self.curvature_scale is None:
+            scale = _scale_of(self.step, hess, self._w, raw_t.shape[1])
+            if not np.isfinite(scale).all():
                 raise NonFiniteLoss("gradient or curvature is not finite")
-            if self._ones is None or self._ones.shape != grad.shape or self._ones.dtype != dtype:
-                self._ones = np.ones(grad.shape, dtype=dtype, order="F")
-            return g_out.numpy().T, self._ones
-        if hess is None:
-            hess = torch.ones_like(grad)
-        if self._w is not None:
-            grad = grad * self._w[:, None]
-            hess = hess * self._w[:, None]
-        # Column rescaling to unit mean curvature (leaf values -G/H unchanged), fused with
-        # the cast to the output type and layout: (K, n) row-major is (n, K) column-major.
-        scale = hess.mean(dim=0)
-        inv = torch.where(scale > 0, 1.0 / scale, torch.ones_like(scale))
+            self.curvature_scale = scale
+        if order != "F":  # (no deferred division)
+            g, hess = _finish_pair(self.step, g, hess, self._w, self.curvature_scale)
+            tdtype = torch.float32 if dtype == np.float32 else torch.float64
+            g_np, h_np = g.to(tdtype).numpy(), hess.to(tdtype).numpy()
+            if not (np.isfinite(g_np.sum()) and np.isfinite(h_np.sum())):
+                raise NonFiniteLoss("gradient or curvature is not finite")
+            return g_np, h_np
+        return self._to_buffers(g, hess, denom, dtype)
+
+    def _to_buffers(self, g: torch.Tensor, hess: torch.Tensor | None,
+                    denom: torch.Tensor | None, dtype):
+        """Weight, scale and write ``(grad, hess)`` into reused column-major buffers; the
+        natural step's division by a diagonal Fisher ``denom`` is fused with the write."""
+        n, k = g.shape
         tdtype = torch.float32 if dtype == np.float32 else torch.float64
-        if order == "F":
-            g_out = torch.empty(grad.shape[::-1], dtype=tdtype)
-            h_out = torch.empty(grad.shape[::-1], dtype=tdtype)
-            torch.mul(grad.T, inv[:, None], out=g_out)
-            torch.mul(hess.T, inv[:, None], out=h_out)
-            g_np, h_np = g_out.numpy().T, h_out.numpy().T
+        slot = 0 if self._buffers[0] is None or self._buffers[0][0] is not self._pinned else 1
+        buf = self._buffers[slot]
+        if buf is None or buf[0].shape != (n, k) or buf[0].dtype != dtype:
+            g_t = torch.empty((k, n), dtype=tdtype)  # (K, n) row-major is (n, K) column-major
+            h_t = None if hess is None else torch.empty((k, n), dtype=tdtype)
+            buf = self._buffers[slot] = (g_t.numpy().T, None if h_t is None else h_t.numpy().T,
+                                         g_t, h_t)
+        g_np, h_np, g_t, h_t = buf
+        scale = torch.from_numpy(self.curvature_scale)
+        flat = scale <= 0
+        inv = 1.0 / torch.where(flat, torch.ones_like(scale), scale)
+        if denom is not None:
+            # g / ((1 + lambda) F) * w / c: one division into the output, then a float32
+            # multiply; a zero Fisher entry takes the clamped path of _divide.
+            torch.div(g.T, denom.T, out=g_t)
+            g_t.mul_(self._factor(inv / (1.0 + NATURAL_RIDGE), tdtype))
+            if not np.isfinite(float(g_t.sum())):
+                torch.mul(_divide(g, denom).T, self._factor(inv, tdtype), out=g_t)
+        elif self._w is None:
+            torch.mul(g.T, inv[:, None], out=g_t)
         else:
-            g_np = (grad * inv).to(tdtype).numpy()
-            h_np = (hess * inv).to(tdtype).numpy()
-        if not (np.isfinite(float(scale.sum())) and np.isfinite(float(g_out.sum() if order == "F"
-                                                                      else grad.sum()))):
+            torch.mul(g.T, self._factor(inv, tdtype), out=g_t)
+        if not np.isfinite(float(g_t.sum())):
+            raise NonFiniteLoss("gradient or curvature is not finite")
+        if hess is None:
+            # Unit curvature: w / c, the same array every round.
+            if self._unit is None or self._unit[0].shape != (n, k) or self._unit[0].dtype != dtype:
+                u = torch.empty((k, n), dtype=tdtype)
+                u.copy_(torch.ones(k, 1, dtype=torch.float64) * inv[:, None]
+                        if self._w is None else self._w[None, :] * inv[:, None])
+                self._unit = (u.numpy().T, u)
+            return g_np, self._unit[0]
+        if h_t is None:
+            h_t = torch.empty((k, n), dtype=tdtype)
+            h_np = h_t.numpy().T
+            self._buffers[slot] = (g_np, h_np, g_t, h_t)
+        if self.step == "newton":
+            hess = torch.maximum(hess, NEWTON_FLOOR * scale)
+            if bool(flat.any()):
+                hess = torch.where(flat, torch.ones_like(hess), hess)
+        torch.mul(hess.T, self._factor(inv, tdtype), out=h_t)
+        if not np.isfinite(float(h_t.sum())):
             raise NonFiniteLoss("gradient or curvature is not finite")
         return g_np, h_np
-
-    def _step(self, raw_t: torch.Tensor, total: torch.Tensor):
-        """The step rule's ``(grad, hess)`` as float64 tensors of shape (n, K); ``hess`` is
-        None for unit curvature (the natural and gradient rules)."""
-        need_hessian = self.step == "newton"
-        (g,) = torch.autograd.grad(total, raw_t, create_graph=need_hessian)
-        k = raw_t.shape[1]
-        if self.step == "gradient":
-            return self._clipped(g), None
-        if self.step == "newton":
-            cols = [
-                torch.autograd.grad(g[:, j].sum(), raw_t, retain_graph=j < k - 1)[0][:, j]
-                for j in range(k)
-            ]
-            hess = torch.stack(cols, dim=1).detach()
-            curvature = hess.abs().mean(dim=0, keepdim=True)
-            guarded = torch.maximum(hess, NEWTON_FLOOR * curvature.clamp_min(1e-300))
-            flat = curvature == 0  # piecewise-linear loss: the gradient step
-            if bool(flat.any()):
-                guarded = torch.where(flat, torch.ones_like(hess), guarded)
-            return self._clipped(g.detach()), guarded
-        g = self._clipped(g)
-        with torch.no_grad():
-            fisher = self.fisher(raw_t.detach(), self.data)
-        diagonal = fisher.dim() == 2
-        if self.step == "fisher":
-            return g, fisher if diagonal else torch.diagonal(fisher, dim1=1, dim2=2)
-        if diagonal:
-            return g / (fisher.clamp_min(1e-300) * (1.0 + NATURAL_RIDGE)), None
-        # Levenberg-Marquardt damping F + lambda diag(F): bounds the condition number by
-        # about 1 / lambda (a Monte Carlo Fisher of nearly redundant parameters is close to
-        # singular) and leaves a diagonal Fisher's step unchanged up to 1 / (1 + lambda).
-        diag = torch.diagonal(fisher, dim1=1, dim2=2).clamp_min(1e-300)
-        nat = torch.linalg.solve(fisher + torch.diag_embed(NATURAL_RIDGE * diag), g[..., None])
-        return nat[..., 0], None
-
-    def _clipped(self, g: torch.Tensor) -> torch.Tensor:
-        """The gradient, each column clipped to its quantiles when ``clip_gradients`` is set."""
-        if self.clip is None:
-            return g
-        return _clip_columns(g, self.clip)

@@ -1,18 +1,20 @@
 """The boosting engine: grows ``K`` tree ensembles against any per-row torch loss.
 
-``fit_boosting(loss, init_raw, X, data, params=...)`` runs the rounds (derivatives by autograd,
-a step rule, one tree per parameter, shrinkage, early stopping on the validation loss) and
-returns a :class:`FittedEnsemble` whose ``predict_raw(X)`` gives the raw scores ``(n, K)``.
-The engine knows nothing about distributions: families, varying-coefficient models or any
-other torch objective plug in through ``loss`` (and ``fisher`` for Fisher-based steps).
+``fit_boosting(loss, init_raw, X, data, params=...)`` runs the rounds (derivatives by autograd
+or a closed form, a step rule, one tree per parameter, shrinkage, early stopping on the
+validation loss) and returns a :class:`FittedEnsemble` whose ``predict_raw(X)`` gives the raw
+scores ``(n, K)``.  The engine knows nothing about distributions: families,
+varying-coefficient models or any other torch objective plug in through ``loss`` (and
+``fisher`` for Fisher-based steps, ``derivatives`` for a closed form).
 
 Between rounds an optional ``callback(round, raw)`` sees the training raw scores after the
 round's trees; it may update parameters of the user's own (a torch optimiser step on a
 network whose output the loss reads from ``data``) and stop training by returning True.
 
-Tree growing is delegated to a backend: LightGBM histogram trees (one booster with
-``num_class=K`` and a callable objective, so all ``K`` trees of a round share the binned
-data; the same objective is what ``lightgbm.dask`` accepts), or any scikit-learn regressor.
+Tree growing is delegated to a registered :class:`~.backend.TreeBackend`: LightGBM histogram
+trees (one booster with ``num_class=K`` and a callable objective, so all ``K`` trees of a round
+share the binned data), or any scikit-learn regressor.  Nothing in a round is global over the
+rows but the optional ``clip_gradients`` (see :mod:`.derivatives`).
 """
 
 from __future__ import annotations
@@ -22,24 +24,32 @@ import math
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import InitVar, dataclass
 
 import numpy as np
 import torch
 
-from .derivatives import STEP_RULES, NonFiniteLoss, StepComputer
+from .backend import backend_name, get_backend, get_model_class
+from .derivatives import STEP_RULES, NonFiniteLoss, StepComputer, curvature_scale
 
 __all__ = ["EngineParams", "fit_boosting", "FittedEnsemble", "STEP_RULES"]
+
+
+_UNSET = object()
 
 
 @dataclass
 class EngineParams:
     """Options of the boosting engine (see :class:`~distboost.DistributionalRegressor`).
 
-    ``early_stopping_rounds=None`` records the validation loss without stopping (every round
-    is kept).  ``clip_gradients=(lo, hi)`` clips each column of the loss gradient to its
-    ``lo`` and ``hi`` quantiles over the rows every round (see
-    :mod:`distboost.boosting.derivatives`); None (default) leaves gradients as they are.
+    ``n_iter_no_change=None`` records the validation loss without stopping (every round is
+    kept); ``early_stopping_rounds`` is its deprecated alias (constructor keyword and
+    attribute), kept until every caller says ``n_iter_no_change``.  ``clip_gradients=(lo,
+    hi)`` clips each column of the loss gradient to its ``lo`` and ``hi`` quantiles over the
+    rows every round (see :mod:`distboost.boosting.derivatives`; in-process only); None
+    (default) leaves gradients as they are.  ``backend`` names a registered tree backend
+    (:mod:`distboost.boosting.backend`); None: "sklearn" with a ``base_learner``, else
+    "lightgbm".
     """
 
     n_estimators: int = 1000
@@ -52,13 +62,32 @@ class EngineParams:
     colsample: float = 1.0
     reg_lambda: float = 0.0
     max_bin: int = 255
-    early_stopping_rounds: int | None = 50
+    n_iter_no_change: int | None = 50
     random_state: int | None = None
     n_jobs: int | None = None
     verbose: int = 0
     base_learner: object | None = None
-    categorical_features: list | str = "auto"
     clip_gradients: tuple[float, float] | None = None
+    backend: str | None = None
+    early_stopping_rounds: InitVar[int | None] = _UNSET
+
+    def __post_init__(self, early_stopping_rounds):
+        if early_stopping_rounds is not _UNSET and not isinstance(early_stopping_rounds,
+                                                                  property):
+            self.n_iter_no_change = early_stopping_rounds
+
+
+def _get_early_stopping_rounds(self):
+    return self.n_iter_no_change
+
+
+def _set_early_stopping_rounds(self, value):
+    self.n_iter_no_change = value
+
+
+#: Deprecated alias of ``n_iter_no_change`` (the estimators' name).
+EngineParams.early_stopping_rounds = property(_get_early_stopping_rounds,
+                                              _set_early_stopping_rounds)
 
 
 class _EarlyStopper:
@@ -120,6 +149,8 @@ def fit_boosting(
     callback: Callable | None = None,
     valid_score: Callable | None = None,
     warn_context: str = "",
+    derivatives: Callable | None = None,
+    metric_name: str = "loss",
 ) -> FittedEnsemble:
     """Grow one ensemble per raw output against ``loss``, never increasing the training loss.
 
@@ -180,6 +211,14 @@ def fit_boosting(
     warn_context : str, optional
         Prefix of every warning, naming the caller (e.g. "DistributionalRegressor(family=
         'studentt')"): the engine knows no estimator or family.
+    derivatives : callable, optional
+        Closed-form ``derivatives(raw: Tensor[n, K] float64, data) -> (per_row_loss
+        Tensor[n], grad Tensor[n, K], fisher Tensor[n, K] or Tensor[n, K, K])`` replacing
+        autograd and ``fisher`` for the gradient, fisher and natural rules (newton still
+        differentiates ``loss``: it needs the Hessian).  ``loss`` remains the loss of record
+        (line search, validation); the two must agree.
+    metric_name : str, default="loss"
+        The key of the loss in ``evals_result_`` (the estimators pass "nll").
 
     Returns
     -------
@@ -192,17 +231,15 @@ def fit_boosting(
         valid_score = functools.partial(_loss_value, loss=loss)
     init_raw = np.asarray(init_raw, dtype=np.float64).reshape(-1)
     step = StepComputer(loss, data, params.step, fisher, sample_weight,
-                        clip_gradients=params.clip_gradients)
+                        clip_gradients=params.clip_gradients, derivatives=derivatives)
     has_val = X_val is not None
-    if params.base_learner is None:
-        from .lightgbm_backend import LightGBMBackend as Backend
-    else:
-        from .sklearn_backend import SklearnBackend as Backend
-    backend = Backend(params, init_raw, X, sample_weight, X_val)
-    stopper = _EarlyStopper(params.early_stopping_rounds)
-    evals: dict[str, dict[str, list]] = {"train": {"loss": []}}
+    backend = get_backend(backend_name(params))(params, init_raw, X, sample_weight, X_val)
+    stopper = _EarlyStopper(params.n_iter_no_change)
+    train_curve: list[float] = []
+    valid_curve: list[float] = []
+    evals: dict[str, dict[str, list]] = {"train": {metric_name: train_curve}}
     if has_val:
-        evals["valid"] = {"loss": []}
+        evals["valid"] = {metric_name: valid_curve}
     lr = params.learning_rate
     # Clipped gradients deliberately do not follow the loss (a few rows' pull is cut off):
     # their rounds may raise the loss, and only a non-finite round is backed off.
@@ -223,7 +260,8 @@ def fit_boosting(
     while stopped == "n_estimators" and it < params.n_estimators:
         it += 1
         before = value
-        evals["train"]["loss"].append(before)  # loss before this round's trees
+        train_curve.append(before)  # loss before this round's trees
+        step.pin(pair)  # the line search's evaluations must not overwrite it
         backend.grow(pair[0], pair[1], lr)
         more = it < params.n_estimators
         with_derivatives = more and callback is None
@@ -241,10 +279,13 @@ def fit_boosting(
                 backend.rollback()
                 grown = False
                 if fisher_step is None:
-                    fisher_step = StepComputer(loss, data, "fisher", fisher, sample_weight,
-                                               clip_gradients=params.clip_gradients)
+                    fisher_step = _fallback_step(loss, data, init_raw,
+                                                 backend.train_scores().shape[0], fisher,
+                                                 derivatives, sample_weight,
+                                                 params.clip_gradients)
                 _, fallback, _ = _evaluate(fisher_step, backend, True)
                 if fallback is not None:
+                    fisher_step.pin(fallback)
                     backend.grow(fallback[0], fallback[1], lr)
                     grown = True
                     try:
@@ -256,7 +297,7 @@ def fit_boosting(
             if failure is not None:
                 if grown:
                     backend.rollback()
-                evals["train"]["loss"].pop()
+                train_curve.pop()
                 stopped = "no_descent" if failure.finite else "non_finite_loss"
                 warnings.warn(
                     f"{prefix}Boosting stopped at round {it}: {failure}; keeping the "
@@ -278,7 +319,7 @@ def fit_boosting(
                 stopped = "non_finite_loss"
         if has_val:
             val = valid_score(backend.valid_raw(), data_val, sample_weight_val)
-            evals["valid"]["loss"].append(val)
+            valid_curve.append(val)
             if not np.isfinite(val):
                 warnings.warn(f"{prefix}Validation loss is {val} at round {it}; stopping.",
                               RuntimeWarning, stacklevel=2)
@@ -292,14 +333,28 @@ def fit_boosting(
             if scale < 1.0:
                 msg += f" (step x {scale:g})"
             if has_val:
-                msg += f"  valid loss {evals['valid']['loss'][-1]:.5f}"
+                msg += f"  valid loss {valid_curve[-1]:.5f}"
             print(msg + f"  ({time.perf_counter() - t0:.1f} s)", flush=True)
-    if has_val and stopper.best_round > 0 and params.early_stopping_rounds is not None:
+    if has_val and stopper.best_round > 0 and params.n_iter_no_change is not None:
         best = min(stopper.best_round, rounds)
     else:
         best = rounds
     return FittedEnsemble(backend.finish(), init_raw, best, rounds, evals, stopped, scales,
                           fallback_rounds)
+
+
+def _fallback_step(loss, data, init_raw, n, fisher, derivatives, sample_weight,
+                   clip) -> StepComputer:
+    """The diagonal Fisher step that regrows a natural round pointing uphill, with its
+    curvature scale taken at the start values (as every step computer's)."""
+    w = None
+    if sample_weight is not None:
+        w = np.asarray(sample_weight, dtype=np.float64)
+        w = w / w.mean()
+    scale = curvature_scale(loss, np.tile(init_raw, (n, 1)), data, "fisher", fisher=fisher,
+                            sample_weight=w, derivatives=derivatives)
+    return StepComputer(loss, data, "fisher", fisher, sample_weight, clip_gradients=clip,
+                        curvature_scale=scale, derivatives=derivatives)
 
 
 def _line_search(backend, step, lr, before, with_derivatives, descent, uphill_exit):
@@ -425,7 +480,7 @@ class FittedEnsemble:
         return self.model.feature_importances(self.best_iteration_)
 
     def to_dict(self) -> dict:
-        """JSON-safe description (LightGBM backend only)."""
+        """JSON-safe description (backends with a text format: LightGBM)."""
         return {
             "backend": self.model.name,
             "model": self.model.to_text(self.best_iteration_),
@@ -441,17 +496,11 @@ class FittedEnsemble:
     @classmethod
     def from_dict(cls, d: dict) -> FittedEnsemble:
         """Rebuild from :meth:`to_dict` output."""
-        if d.get("backend") != "lightgbm":
-            raise ValueError(f"Cannot load a {d.get('backend')!r} ensemble from text.")
-        from .lightgbm_backend import LightGBMModel
-
-        model = LightGBMModel.from_text(d["model"], len(d["init_raw"]))
+        try:
+            model_class = get_model_class(d.get("backend"))
+        except ValueError:
+            raise ValueError(f"Cannot load a {d.get('backend')!r} ensemble from text.") from None
+        model = model_class.from_text(d["model"], len(d["init_raw"]))
         return cls(model, d["init_raw"], d["best_iteration"], d["n_iter"], d["evals_result"],
                    d["stopped_reason"], d.get("step_scales"), d.get("fallback_rounds"))
 
-
-def engine_params_dict(params: EngineParams) -> dict:
-    """EngineParams as a plain dict without the (unserialisable) base learner."""
-    out = asdict(params)
-    out.pop("base_learner")
-    return out

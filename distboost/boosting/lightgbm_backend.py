@@ -72,16 +72,15 @@ class LightGBMBackend:
         self.n = X.shape[0]
         self._base_rate = self._rate = params.learning_rate  # the booster's current rate
         self._last = None  # the (grad, hess) of the last round, for retry()
-        cat = params.categorical_features
         dataset_params = {"max_bin": params.max_bin, "verbosity": -1,
                           "feature_pre_filter": False}
         self.train = lgb.Dataset(
             X, label=np.zeros(self.n), init_score=_init_score(init_raw, self.n),
-            params=dataset_params, categorical_feature=cat, free_raw_data=True,
+            params=dataset_params, categorical_feature="auto", free_raw_data=True,
         )
         self.booster = lgb.Booster(params=_lgb_params(params, self.k, self.n),
                                    train_set=self.train)
-        self._valid_preds = None
+        self._has_valid = X_val is not None
         if X_val is not None:
             n_val = X_val.shape[0]
             # The validation set inherits binning and categorical columns from the reference.
@@ -131,8 +130,11 @@ class LightGBMBackend:
         """Remove the last round (its trees and their share of the kept scores)."""
         self.booster.rollback_one_iter()
 
-    def valid_raw(self) -> np.ndarray:
-        """Current raw scores of the validation rows (init included), shape (n_val, K)."""
+    def valid_raw(self) -> np.ndarray | None:
+        """Current raw scores of the validation rows (init included), shape (n_val, K);
+        None without validation rows."""
+        if not self._has_valid:
+            return None
         captured = {}
 
         def feval(preds, _dataset):

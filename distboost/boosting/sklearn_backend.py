@@ -135,6 +135,12 @@ class SklearnModel:
             "use pickle or joblib (scikit-learn's convention) instead."
         )
 
+    @classmethod
+    def from_text(cls, text: str, k: int) -> SklearnModel:
+        """Not available: scikit-learn models have no safe text format (see :meth:`to_text`)."""
+        raise ValueError("A scikit-learn base_learner model cannot be loaded from text; "
+                         "pickle or joblib saved it.")
+
     def feature_importances(self, num_iteration: int) -> np.ndarray:
         p = max((int(c.max()) + 1 for trees in self.rounds for _, c in trees), default=0)
         out = np.zeros((self.k, p))

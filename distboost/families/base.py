@@ -297,6 +297,26 @@ class Family:
             return fisher * d * d
         return fisher * d[:, :, None] * d[:, None, :]
 
+    def raw_derivatives(self, raw: torch.Tensor, y: torch.Tensor):
+        """Closed-form per-row NLL, its gradient and the Fisher information on the raw scale.
+
+        An optional fast path of the boosting engine (``fit_boosting(derivatives=...)``):
+        what autograd of :meth:`nll` and :meth:`fisher_information` give, without building
+        an autograd graph.  None (the default) when the family has no closed form for its
+        current links; the engine then uses autograd.
+
+        Parameters
+        ----------
+        raw : Tensor of shape (n, K), float64
+        y : Tensor of shape (n,)
+
+        Returns
+        -------
+        (nll Tensor[n], grad Tensor[n, K], fisher Tensor[n, K] (diagonal) or Tensor[n, K, K])
+        or None
+        """
+        return None
+
     # ------------------------------------------------------------------ validation
     def validate_y(self, y) -> np.ndarray:
         """Check that every target lies in the support.

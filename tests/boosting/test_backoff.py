@@ -33,7 +33,7 @@ def squared(raw, data):
 def params(backend, **kw):
     base = None if backend == "lightgbm" else DecisionTreeRegressor(max_depth=1)
     return EngineParams(**{"num_leaves": 2, "min_child_samples": 1, "random_state": 0,
-                           "base_learner": base, "early_stopping_rounds": None, **kw})
+                           "base_learner": base, "n_iter_no_change": None, **kw})
 
 
 BACKENDS = ["lightgbm", "sklearn"]

@@ -1,51 +1,24 @@
-"""Tests of the boosting engine (generic over a torch loss; no families involved)."""
+"""Tests of the boosting engine (generic over a torch loss; no families involved).  The step
+rules are tested in ``test_derivatives.py``, the backends in ``test_*_backend.py``."""
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 import torch
+from boosting_cases import (
+    fit,
+    gaussian_derivatives,
+    gaussian_fisher,
+    gaussian_fisher_full,
+    gaussian_loss,
+    heldout_nll,
+    marginal_nll,
+    sine,
+)
 from sklearn.tree import DecisionTreeRegressor
 
-from distboost.boosting import EngineParams, FittedEnsemble, fit_boosting
-
-
-def gaussian_loss(raw, data):
-    mu, log_sigma = raw[:, 0], raw[:, 1]
-    return 0.5 * ((data["y"] - mu) * torch.exp(-log_sigma)) ** 2 + log_sigma
-
-
-def gaussian_fisher(raw, data):
-    return torch.stack([torch.exp(-2 * raw[:, 1]), torch.full_like(raw[:, 1], 2.0)], dim=1)
-
-
-def gaussian_fisher_full(raw, data):
-    return torch.diag_embed(gaussian_fisher(raw, data))
-
-
-def sine(n, seed):
-    rng = np.random.default_rng(seed)
-    x = rng.uniform(-3, 3, n)
-    y = np.sin(x) + rng.normal(size=n) * (0.05 + 0.1 * x**2)
-    return x.reshape(-1, 1), y
-
-
-def heldout_nll(fe, X, y):
-    raw = torch.as_tensor(fe.predict_raw(X))
-    return float(gaussian_loss(raw, {"y": torch.as_tensor(y)}).mean()) + 0.5 * np.log(2 * np.pi)
-
-
-def marginal_nll(y_train, y_test):
-    return float(0.5 * np.mean((y_test - y_train.mean()) ** 2) / y_train.var()
-                 + 0.5 * np.log(y_train.var()) + 0.5 * np.log(2 * np.pi))
-
-
-def fit(X, y, fisher=gaussian_fisher, **kw):
-    init = np.array([y.mean(), np.log(y.std())])
-    params = EngineParams(**{"n_estimators": 200, "learning_rate": 0.1, "random_state": 0, **kw})
-    return fit_boosting(gaussian_loss, init, X, {"y": torch.as_tensor(y)}, params=params,
-                        fisher=fisher)
+from distboost.boosting import EngineParams, fit_boosting
 
 
 @pytest.mark.parametrize("step, lr", [("gradient", 0.003), ("newton", 0.1), ("fisher", 0.1),
@@ -72,42 +45,6 @@ def test_full_and_diagonal_fisher_give_the_same_natural_step():
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
-def test_derivatives_match_finite_differences():
-    from distboost.boosting.derivatives import StepComputer
-
-    rng = np.random.default_rng(0)
-    y = torch.as_tensor(rng.normal(size=7))
-    raw = rng.normal(size=(7, 2))
-    sc = StepComputer(gaussian_loss, {"y": y}, "newton")
-    g, h = sc(raw)
-    # Undo the per-column rescaling (unit mean curvature) to compare with raw derivatives.
-    eps = 1e-5
-    for k in range(2):
-        e = np.zeros_like(raw)
-        e[:, k] = eps
-        f = lambda r: gaussian_loss(torch.as_tensor(r), {"y": y}).numpy()  # noqa: E731
-        fd_g = (f(raw + e) - f(raw - e)) / (2 * eps)
-        fd_h = (f(raw + e) - 2 * f(raw) + f(raw - e)) / eps**2
-        floor = 1e-2 * np.abs(fd_h).mean()
-        fd_h = np.maximum(fd_h, floor)
-        ratio = fd_h.mean()
-        np.testing.assert_allclose(g[:, k] * ratio, fd_g, rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(h[:, k] * ratio, fd_h, rtol=1e-4)
-
-
-def test_newton_guard_floors_non_positive_curvature():
-    from distboost.boosting.derivatives import NEWTON_FLOOR, StepComputer
-
-    def concave(raw, data):  # curvature -2 on column 0 where raw > 0, +2 elsewhere
-        return torch.where(raw[:, 0] > 0, -raw[:, 0] ** 2, raw[:, 0] ** 2)
-
-    sc = StepComputer(concave, {}, "newton")
-    raw = np.array([[1.0], [-1.0], [2.0], [-2.0]])
-    _, h = sc(raw)
-    assert (h > 0).all()
-    np.testing.assert_allclose(h[[0, 2], 0] / h[1, 0], NEWTON_FLOOR)
-
-
 @pytest.mark.parametrize("k", [1, 3])
 def test_one_and_three_outputs(k):
     rng = np.random.default_rng(0)
@@ -126,38 +63,6 @@ def test_one_and_three_outputs(k):
         assert np.corrcoef(pred[:, j], Y[:, j])[0, 1] > 0.8
 
 
-def test_sample_weights_equal_replication():
-    """Exact with a scikit-learn tree (weighted impurity == replicated impurity)."""
-    X, y = sine(300, 3)
-    w = np.random.default_rng(0).integers(1, 4, size=300)
-    init = np.array([y.mean(), np.log(y.std())])
-    params = EngineParams(n_estimators=20, learning_rate=0.1, random_state=0, step="fisher",
-                          base_learner=DecisionTreeRegressor(max_depth=3))
-    data = {"y": torch.as_tensor(y)}
-    a = fit_boosting(gaussian_loss, init, X, data, params=params, sample_weight=w,
-                     fisher=gaussian_fisher)
-    rep = np.repeat(np.arange(300), w)
-    b = fit_boosting(gaussian_loss, init, X[rep], {"y": torch.as_tensor(y[rep])},
-                     params=params, fisher=gaussian_fisher)
-    np.testing.assert_allclose(a.predict_raw(X), b.predict_raw(X), rtol=1e-9, atol=1e-9)
-
-
-def test_sample_weights_reach_lightgbm():
-    """Weight 0 removes a row: same model as dropping it (bins aside, same data)."""
-    X, y = sine(400, 8)
-    w = np.ones(400)
-    w[::2] = 0.0
-    X_te, y_te = sine(2000, 9)
-    a = fit(X, y, n_estimators=50)
-    b = fit(X, y, n_estimators=50, min_child_samples=5)
-    init = np.array([y.mean(), np.log(y.std())])
-    c = fit_boosting(gaussian_loss, init, X, {"y": torch.as_tensor(y)},
-                     params=EngineParams(n_estimators=50, learning_rate=0.1, random_state=0),
-                     sample_weight=w, fisher=gaussian_fisher)
-    assert not np.allclose(c.predict_raw(X), a.predict_raw(X))
-    assert abs(heldout_nll(c, X_te, y_te) - heldout_nll(b, X_te, y_te)) < 0.5
-
-
 def test_early_stopping_keeps_the_best_iteration():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(500, 5))
@@ -167,7 +72,7 @@ def test_early_stopping_keeps_the_best_iteration():
     init = np.array([y.mean(), np.log(y.std())])
     fe = fit_boosting(
         gaussian_loss, init, X, {"y": torch.as_tensor(y)},
-        params=EngineParams(n_estimators=1000, learning_rate=0.3, early_stopping_rounds=10,
+        params=EngineParams(n_estimators=1000, learning_rate=0.3, n_iter_no_change=10,
                             random_state=0),
         X_val=X_val, data_val={"y": torch.as_tensor(y_val)}, fisher=gaussian_fisher,
     )
@@ -190,32 +95,6 @@ def test_reproducible_with_a_seed_and_different_with_another():
     c = fit(X, y, subsample=0.6, colsample=1.0, n_estimators=40, random_state=1).predict_raw(X)
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, c)
-
-
-def test_text_round_trip_is_bit_identical():
-    X, y = sine(400, 5)
-    fe = fit(X, y, n_estimators=50)
-    back = FittedEnsemble.from_dict(fe.to_dict())
-    np.testing.assert_array_equal(back.predict_raw(X), fe.predict_raw(X))
-    with pytest.raises(ValueError, match="pickle"):
-        fit(X, y, n_estimators=2, base_learner=DecisionTreeRegressor(max_depth=2)).to_dict()
-
-
-def test_dataframe_with_category_and_missing_values():
-    rng = np.random.default_rng(0)
-    n = 1200
-    g = pd.Categorical(rng.choice(["a", "b", "c"], size=n))
-    x = rng.normal(size=n)
-    x[::7] = np.nan
-    y = np.asarray(pd.Series(g).map({"a": -3.0, "b": 0.0, "c": 3.0}), float)
-    y = y + rng.normal(size=n) * 0.2
-    X = pd.DataFrame({"g": g, "x": x})
-    fe = fit(X, y, n_estimators=100, num_leaves=4)
-    pred = fe.predict_raw(X)[:, 0]
-    for level, mean in [("a", -3.0), ("b", 0.0), ("c", 3.0)]:
-        assert pred[np.asarray(g == level)].mean() == pytest.approx(mean, abs=0.15)
-    imp = fe.feature_importances()
-    assert imp.shape == (2, 2) and imp[0, 0] > imp[0, 1]
 
 
 def test_non_finite_loss_stops_with_a_warning_and_no_nan():
@@ -326,7 +205,7 @@ def test_callback_may_mutate_data_in_place():
 
     fe = fit_boosting(loss, [0.0], X[:400], data,
                       params=EngineParams(n_estimators=150, learning_rate=0.2, step="newton",
-                                          early_stopping_rounds=None),
+                                          n_iter_no_change=None),
                       X_val=X[400:], data_val=data_val, callback=callback)
     pred = fe.predict_raw(X[400:])[:, 0]
     assert fe.n_iter_ == fe.best_iteration_ == 150  # None: no early stopping, every round kept
@@ -334,32 +213,6 @@ def test_callback_may_mutate_data_in_place():
     valid = fe.evals_result_["valid"]["loss"]
     assert valid[4] > valid[3] + 0.5  # round 5's validation loss is taken after the shift
     assert valid[-1] < 0.05
-
-
-def test_clip_gradients_clips_each_column_at_its_own_quantiles():
-    from distboost.boosting.derivatives import StepComputer
-
-    rng = np.random.default_rng(14)
-    Y = rng.standard_t(df=2, size=(200, 2)) * np.array([1.0, 50.0])
-    raw = np.zeros((200, 2))
-
-    def loss(r, d):
-        return 0.5 * ((d["Y"] - r) ** 2).sum(dim=1)
-
-    data = {"Y": torch.as_tensor(Y)}
-    g, h = StepComputer(loss, data, "gradient", clip_gradients=(0.1, 0.9))(raw)
-    expected = np.column_stack([
-        np.clip(-Y[:, j], np.quantile(-Y[:, j], 0.1), np.quantile(-Y[:, j], 0.9))
-        for j in range(2)
-    ])
-    np.testing.assert_allclose(g, expected, rtol=1e-12)
-    np.testing.assert_array_equal(h, 1.0)
-    assert (g[:, 1] == g[:, 1].max()).sum() >= 20  # the top 10% share the clipped value
-    # Newton: gradients clipped, curvatures untouched.
-    g_n, h_n = StepComputer(loss, data, "newton", clip_gradients=(0.1, 0.9))(raw)
-    _, h_plain = StepComputer(loss, data, "newton")(raw)
-    np.testing.assert_allclose(g_n, expected, rtol=1e-12)
-    np.testing.assert_array_equal(h_n, h_plain)
 
 
 def test_clip_gradients_limits_the_pull_of_an_outlier():
@@ -405,3 +258,51 @@ def test_newton_on_a_loss_without_curvature_is_the_gradient_step():
     np.testing.assert_array_equal(fits["newton"].predict_raw(X), fits["gradient"].predict_raw(X))
     train = fits["newton"].evals_result_["train"]["loss"]
     assert train[-1] < 0.6 * train[0]
+
+
+# ---------------------------------------------------------------- options and fast path
+@pytest.mark.parametrize("step", ["gradient", "fisher", "natural"])
+def test_closed_form_derivatives_fit_the_same_model_as_autograd(step):
+    X, y = sine(800, 18)
+    lr = 0.003 if step == "gradient" else 0.1
+    auto = fit(X, y, step=step, learning_rate=lr, n_estimators=40)
+    closed = fit(X, y, step=step, learning_rate=lr, n_estimators=40, fisher=None,
+                 derivatives=gaussian_derivatives)
+    np.testing.assert_allclose(closed.predict_raw(X), auto.predict_raw(X), rtol=1e-6,
+                               atol=1e-9)
+    np.testing.assert_allclose(closed.evals_result_["train"]["loss"],
+                               auto.evals_result_["train"]["loss"], rtol=1e-9)
+
+
+def test_evals_result_is_keyed_by_the_callers_metric_name():
+    X, y = sine(300, 19)
+    init = np.array([y.mean(), np.log(y.std())])
+    fe = fit_boosting(gaussian_loss, init, X[:200], {"y": torch.as_tensor(y[:200])},
+                      params=EngineParams(n_estimators=5, learning_rate=0.1),
+                      X_val=X[200:], data_val={"y": torch.as_tensor(y[200:])},
+                      fisher=gaussian_fisher, metric_name="nll")
+    assert set(fe.evals_result_) == {"train", "valid"}
+    assert list(fe.evals_result_["train"]) == list(fe.evals_result_["valid"]) == ["nll"]
+    assert len(fe.evals_result_["valid"]["nll"]) == 5
+
+
+def test_early_stopping_rounds_is_an_alias_of_n_iter_no_change():
+    assert EngineParams(early_stopping_rounds=7).n_iter_no_change == 7
+    assert EngineParams(n_iter_no_change=None).early_stopping_rounds is None
+    params = EngineParams()
+    assert params.n_iter_no_change == 50
+    params.early_stopping_rounds = None  # the estimators' way of switching it off
+    assert params.n_iter_no_change is None
+    assert not hasattr(EngineParams(), "categorical_features")
+
+
+def test_a_rounds_pair_depends_on_the_start_only_through_the_fixed_scale():
+    """Same scores, same curvature scale: the engine's round-r pair is the pure per-row
+    function's (nothing global per round), so a fit on a permutation of the rows is the
+    same fit (scikit-learn trees with a fixed seed; LightGBM bins may differ)."""
+    X, y = sine(300, 20)
+    perm = np.random.default_rng(0).permutation(300)
+    base = DecisionTreeRegressor(max_depth=3, random_state=0)
+    a = fit(X, y, step="fisher", n_estimators=15, base_learner=base)
+    b = fit(X[perm], y[perm], step="fisher", n_estimators=15, base_learner=base)
+    np.testing.assert_allclose(a.predict_raw(X), b.predict_raw(X), rtol=1e-9, atol=1e-12)
