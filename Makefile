@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench docs clean
+.PHONY: demo test test-all test-slow checks lint bench docs clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -21,10 +21,25 @@ $(STAMP): $(PY) pyproject.toml
 demo: $(STAMP)
 	$(PY) -m distboost demo
 
-test: $(STAMP)
+# Lint and the documentation build, before any test.
+checks: $(STAMP)
 	$(PY) -m ruff check distboost tests benchmarks examples docs
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir site
-	$(PY) -m pytest -q -n 2
+
+# The fast tier: every test not marked slow, on two pytest-xdist workers of one torch thread
+# each (tests/conftest.py), hypothesis' "fast" profile; the whole target takes under two
+# minutes on a quiet 2-core machine.  The ten slowest tests are printed to keep it so.
+test: checks
+	$(PY) -m pytest -q -n 2 -m "not slow" --durations=10
+
+# Everything: the slow tier too (scikit-learn's estimator checks, the CLI demo, the example
+# comparing every family) and the full hypothesis example counts.
+test-all: checks
+	$(PY) -m pytest -q -n 2 --hypothesis-profile=full --durations=10
+
+# The slow tier alone.
+test-slow: $(STAMP)
+	$(PY) -m pytest -q -n 2 -m slow --hypothesis-profile=full
 
 docs: $(STAMP)
 	$(PY) docs/make_gallery.py

@@ -1,8 +1,33 @@
-"""pytest configuration shared by the test suite."""
+"""pytest configuration shared by the test suite.
+
+* The ``slow`` marker (declared in ``pyproject.toml``): the heavy tier (scikit-learn's
+  estimator checks, the example comparing every family, the CLI demo).  ``make test`` runs
+  ``-m "not slow"`` (under two minutes on a quiet 2-core machine), ``make test-all`` runs
+  everything.  A slow test must not be the only test of a capability: every family and
+  estimator keeps a fast test.
+* One torch thread per pytest-xdist worker: ``pytest -n 2`` already keeps both cores busy,
+  and a second intra-op thread per worker only makes the OpenMP threads of the two workers
+  spin against each other (see "Threads and a busy machine" in ``docs/engine.md``).
+  LightGBM is single-threaded below 10,000 rows by the engine's own rule.
+* Hypothesis profiles: ``fast`` (loaded here: ``FAST_EXAMPLES`` examples per property) and
+  ``full`` (hypothesis' default of 100), chosen with hypothesis' own option
+  ``--hypothesis-profile=full`` (``make test-all``).  A property with its own count writes
+  ``max_examples=min(n, settings.default.max_examples)``: ``n`` examples in the full
+  profile, at most ``FAST_EXAMPLES`` in the fast one.
+"""
+
+from __future__ import annotations
+
+import torch
+from hypothesis import settings
+
+FAST_EXAMPLES = 5
+
+settings.register_profile("full", max_examples=100)
+settings.register_profile("fast", max_examples=FAST_EXAMPLES)
+settings.load_profile("fast")
 
 
 def pytest_configure(config):
-    config.addinivalue_line(
-        "markers", "slow: a test of more than a few seconds (a fuzz); deselect with "
-        "-m 'not slow'",
-    )
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker
+        torch.set_num_threads(1)

@@ -23,6 +23,7 @@ def test_marginal_table_ranks_families_and_explains_skips():
     assert np.isnan(beta["mean_loglik"]) and "outside the support" in beta["note"]
 
 
+@pytest.mark.slow  # the whole demo: 5-fold comparison of 4 families, 300 rounds each
 def test_demo_writes_figures_and_report(tmp_path, capsys):
     families = "normal,gamma,lognormal,weibull"
     assert main(["demo", "--out", str(tmp_path), "--families", families]) == 0
@@ -81,6 +82,7 @@ def test_user_errors_print_one_line_and_exit_2(argv, message, csv, capsys, tmp_p
     assert len(err) == 1 and message in err[0]
 
 
+@pytest.mark.slow  # cross-validates every candidate family (the table's printing: test_fit_auto_*)
 def test_compare(csv, capsys):
     assert main(["compare", str(csv), "--target", "y", "--cv", "2"]) == 0
     out = capsys.readouterr().out

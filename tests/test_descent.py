@@ -11,7 +11,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -20,13 +19,12 @@ import distboost as db
 from distboost.booster import Booster
 from distboost.varying import VaryingCoefficientRegressor
 
-pytestmark = pytest.mark.slow
-
 STEPS = ["fisher", "newton", "natural", "gradient"]
 REGRESSION_FAMILIES = ["normal", "studentt", "gamma", "poisson", "negative_binomial",
                        "censored_lognormal"]
-FUZZ = settings(max_examples=40, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow])
+# 40 examples in the full hypothesis profile (make test-all), fewer in the fast one (conftest)
+FUZZ = settings(max_examples=min(40, settings.default.max_examples), deadline=None,
+                derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
 
 def assert_non_increasing(history):

@@ -297,6 +297,7 @@ def _expected_failed_checks(estimator):
             "min_samples_leaf)"}
 
 
+@pytest.mark.slow  # ~60 checks, each fitting with the small-data defaults
 @parametrize_with_checks([db.DistributionalRegressor(n_estimators=20, random_state=0)],
                          expected_failed_checks=_expected_failed_checks)
 def test_sklearn_compatible_estimator(estimator, check):

@@ -33,6 +33,7 @@ def test_survival(tmp_path):
         assert scores["censored_nll"] < 4.5
 
 
+@pytest.mark.slow  # cross-validates every candidate family; compare_families: test_selection.py
 def test_compare_families(tmp_path):
     table = _load("compare_families").main(["--out", str(tmp_path)])
     assert (tmp_path / "compare_families.png").stat().st_size > 5_000

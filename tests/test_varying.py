@@ -50,6 +50,7 @@ def varying_fit():
     return model
 
 
+@pytest.mark.slow  # ~60 checks, each fitting with the small-data defaults
 @parametrize_with_checks([VaryingCoefficientRegressor(n_estimators=20, random_state=0)])
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
