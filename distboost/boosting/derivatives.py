@@ -116,6 +116,12 @@ def _raw_tensor(raw) -> torch.Tensor:
     return torch.from_numpy(np.asarray(raw, dtype=np.float64))
 
 
+def _empty(shape, dtype) -> torch.Tensor:
+    """An uninitialised tensor on numpy's allocation (large torch allocations made every
+    round are retained by the C allocator; numpy's are reused)."""
+    return torch.from_numpy(np.empty(shape, dtype=dtype))
+
+
 def _natural(g: torch.Tensor, fisher: torch.Tensor) -> torch.Tensor:
     """The damped natural gradient ``(F + lambda diag F)^{-1} g`` of every row."""
     if fisher.dim() == 2:  # diagonal: a division, no solve
@@ -426,8 +432,8 @@ class StepComputer:
         slot = 0 if self._buffers[0] is None or self._buffers[0][0] is not self._pinned else 1
         buf = self._buffers[slot]
         if buf is None or buf[0].shape != (n, k) or buf[0].dtype != dtype:
-            g_t = torch.empty((k, n), dtype=tdtype)  # (K, n) row-major is (n, K) column-major
-            h_t = None if hess is None else torch.empty((k, n), dtype=tdtype)
+            g_t = _empty((k, n), dtype)  # (K, n) row-major is (n, K) column-major
+            h_t = None if hess is None else _empty((k, n), dtype)
             buf = self._buffers[slot] = (g_t.numpy().T, None if h_t is None else h_t.numpy().T,
                                          g_t, h_t)
         g_np, h_np, g_t, h_t = buf
@@ -450,13 +456,13 @@ class StepComputer:
         if hess is None:
             # Unit curvature: w / c, the same array every round.
             if self._unit is None or self._unit[0].shape != (n, k) or self._unit[0].dtype != dtype:
-                u = torch.empty((k, n), dtype=tdtype)
+                u = _empty((k, n), dtype)
                 u.copy_(torch.ones(k, 1, dtype=torch.float64) * inv[:, None]
                         if self._w is None else self._w[None, :] * inv[:, None])
                 self._unit = (u.numpy().T, u)
             return g_np, self._unit[0]
         if h_t is None:
-            h_t = torch.empty((k, n), dtype=tdtype)
+            h_t = _empty((k, n), dtype)
             h_np = h_t.numpy().T
             self._buffers[slot] = (g_np, h_np, g_t, h_t)
         if self.step == "newton":

@@ -57,9 +57,9 @@ def _lgb_params(params, k: int, n: int) -> dict:
 
 
 def _init_score(init_raw: np.ndarray, n: int) -> np.ndarray:
-    if init_raw.size == 1:
-        return np.full(n, init_raw[0])
-    return np.tile(init_raw, (n, 1))
+    """The start values of every row in LightGBM's own layout: class-major, 1-D (n * K), so
+    LightGBM copies it once without reordering."""
+    return np.repeat(np.asarray(init_raw, dtype=np.float64), n)
 
 
 class LightGBMBackend:
@@ -75,7 +75,7 @@ class LightGBMBackend:
         dataset_params = {"max_bin": params.max_bin, "verbosity": -1,
                           "feature_pre_filter": False}
         self.train = lgb.Dataset(
-            X, label=np.zeros(self.n), init_score=_init_score(init_raw, self.n),
+            X, label=np.zeros(self.n, dtype=np.float32), init_score=_init_score(init_raw, self.n),
             params=dataset_params, categorical_feature="auto", free_raw_data=True,
         )
         self.booster = lgb.Booster(params=_lgb_params(params, self.k, self.n),
@@ -85,10 +85,15 @@ class LightGBMBackend:
             n_val = X_val.shape[0]
             # The validation set inherits binning and categorical columns from the reference.
             valid = lgb.Dataset(
-                X_val, label=np.zeros(n_val), init_score=_init_score(init_raw, n_val),
+                X_val, label=np.zeros(n_val, dtype=np.float32),
+                init_score=_init_score(init_raw, n_val),
                 reference=self.train, params=dataset_params, free_raw_data=True,
             )
             self.booster.add_valid(valid, "valid")
+            valid.init_score = valid.label = None
+        # LightGBM keeps its own copies of the start values and labels; the Python-side
+        # copies (n * K floats) are not needed again (``get_init_score`` would fetch them).
+        self.train.init_score = self.train.label = None
 
     #: dtype and memory order of the ``(grad, hess)`` arrays LightGBM copies without
     #: conversion (float32, column-major ``(n, K)``).

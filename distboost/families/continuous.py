@@ -73,19 +73,22 @@ class Normal(Family):
         views of (2, n) tensors: the engine's layout for LightGBM."""
         if self.links["loc"].name != "identity" or self.links["scale"].name != "exp":
             return None
-        # Runs every round on every row: few passes, in place where possible.
+        # Runs every round on every row: few passes, in place, and only three allocations,
+        # made by numpy (torch's own large allocations are retained by the C allocator
+        # across rounds, numpy's are reused).
         n = raw.shape[0]
         raw_scale = raw[:, 1]
         low, high = torch.aminmax(raw_scale)
         clamped = bool(low < -RAW_BOUND) or bool(high > RAW_BOUND)
-        log_s = raw_scale.clamp(-RAW_BOUND, RAW_BOUND) if clamped else raw_scale
-        grad = torch.empty((2, n), dtype=raw.dtype)
-        fisher = torch.empty((2, n), dtype=raw.dtype)
+        nll = torch.from_numpy(np.empty(n))
+        grad = torch.from_numpy(np.empty((2, n)))
+        fisher = torch.from_numpy(np.empty((2, n)))
+        log_s = torch.clamp(raw_scale, -RAW_BOUND, RAW_BOUND, out=nll) if clamped else raw_scale
         inv_var = torch.mul(log_s, -2.0, out=fisher[0]).exp_()  # 1 / s^2
         g_loc = torch.sub(raw[:, 0], y, out=grad[0])  # loc - y
         z2 = torch.mul(g_loc, g_loc, out=grad[1]).mul_(inv_var)  # z^2
         g_loc.mul_(inv_var)  # -(y - loc) / s^2
-        nll = torch.add(log_s, z2, alpha=0.5).add_(_HALF_LOG_2PI)
+        torch.add(log_s, z2, alpha=0.5, out=nll).add_(_HALF_LOG_2PI)
         torch.sub(1.0, z2, out=grad[1])  # 1 - z^2
         if clamped:
             grad[1].masked_fill_(raw_scale.abs() > RAW_BOUND, 0.0)
