@@ -186,8 +186,7 @@ feature_names_in_ : ndarray of str
 
     def _set_fitted(self, family, run: Run, mode: str, fitted: dict) -> None:
         ensemble = run.ensemble
-        evals = {split: {self._metric: list(next(iter(v.values()), []))}
-                 for split, v in ensemble.evals_result_.items()}
+        evals = {split: dict(v) for split, v in ensemble.evals_result_.items()}
         if run.cv_curve is not None:
             evals["valid"] = {self._metric: list(run.cv_curve[1:])}
         attrs = {
@@ -279,10 +278,7 @@ feature_names_in_ : ndarray of str
                 start_score = functools.partial(_mean_loss, objective.loss)
             start_score = start_score(np.tile(init_raw, (len(y_val), 1)), data_val, w_val)
         overrides = {} if n_estimators is None else {"n_estimators": n_estimators}
-        if X_val is None:
-            overrides["early_stopping_rounds"] = None
-        else:
-            overrides["early_stopping_rounds"] = self.n_iter_no_change
+        overrides["n_iter_no_change"] = None if X_val is None else self.n_iter_no_change
         params = self._engine_params(step, len(y), seed, **overrides)
         ensemble = fit_boosting(
             callables["loss"], init_raw, self._tree_X(X, context), data,
@@ -290,10 +286,11 @@ feature_names_in_ : ndarray of str
             X_val=None if X_val is None else self._tree_X(X_val, context),
             data_val=data_val, sample_weight_val=w_val, fisher=callables.get("fisher"),
             valid_score=valid_score, warn_context=self._describe(family) + where,
+            derivatives=callables.get("derivatives"), metric_name=self._metric,
         )
         curve = None
         if X_val is not None:
-            curve = np.array([start_score, *next(iter(ensemble.evals_result_["valid"].values()))])
+            curve = np.array([start_score, *ensemble.evals_result_["valid"][self._metric]])
         return Run(ensemble, objective, step, curve, linear=linear,
                    sizes=(params.num_leaves, params.min_child_samples))
 

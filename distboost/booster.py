@@ -197,7 +197,7 @@ class Booster(OptionsMixin, BaseEstimator):
         self.ensemble_ = fit_boosting(
             self.loss, init_raw, X, data,
             params=self._engine_params(self.step, n, int_seed(self.random_state),
-                                       early_stopping_rounds=self.n_iter_no_change,
+                                       n_iter_no_change=self.n_iter_no_change,
                                        clip_gradients=clip),
             sample_weight=sample_weight,
             X_val=X_val,

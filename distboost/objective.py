@@ -29,6 +29,7 @@ from collections.abc import Mapping
 import numpy as np
 import torch
 
+from .boosting.derivatives import step_derivatives
 from .families._fisher import make_fisher_fn
 
 __all__ = ["FamilyObjective", "SCORING_RULES", "floored_start", "raw_floor", "slope_mask"]
@@ -92,6 +93,8 @@ class FamilyObjective:
             self.init_params, init_raw, self.raw_floor = floored_start(family, start, y, what)
         self.init_raw = self.model_start(init_raw)
         self._floor_t = torch.as_tensor(self.raw_floor)
+        y_t = torch.as_tensor(np.asarray(y, dtype=np.float64))
+        self._probe = (torch.as_tensor(init_raw[None, :]), y_t[:1])
 
     # ------------------------------------------------------------------ hooks
     @property
@@ -134,12 +137,12 @@ class FamilyObjective:
 
     def fisher(self, seed: int = 0):
         """``fisher(raw, data) -> Tensor[n, K, K]`` (or ``[n, K]``) at the model's raw scores:
-        the family's expected information (closed form, else Monte Carlo) at
-        ``raw + offset``."""
+        the family's expected information (closed form, else a per-row quadrature) of the
+        distribution the loss uses, at ``max(raw + offset, floor)``."""
         family_fisher = make_fisher_fn(self.family, seed=seed)
 
         def fisher(raw, data):
-            return family_fisher(raw + data["offset"] if "offset" in data else raw, data)
+            return family_fisher(self.family_raw(raw, data), data)
 
         return fisher
 
@@ -159,7 +162,39 @@ class FamilyObjective:
         out = {"loss": self.loss}
         if step in ("fisher", "natural"):
             out["fisher"] = self.fisher(seed)
+        derivatives = self.derivatives()
+        if derivatives is not None and step != "newton":
+            out["derivatives"] = derivatives
         return out
+
+    def derivatives(self):
+        """The family's closed-form ``(loss, grad, fisher)`` at the model's raw scores
+        (``Family.raw_derivatives``: no autograd graph, a few passes over the rows), or None
+        when the family has none for its links, or the loss is not the plain log score.
+
+        The offset and the floor are applied as in :meth:`loss`: a raw score below its
+        floor gets a zero gradient (the floor is flat there), and the Fisher information is
+        evaluated at the floored scores.
+        """
+        if (self.scoring_rule != "nll"
+                or type(self).family_raw is not FamilyObjective.family_raw
+                or self.family.raw_derivatives(*self._probe) is None):
+            return None
+        family, floor = self.family, self._floor_t
+        cols = torch.as_tensor(np.flatnonzero(np.isfinite(self.raw_floor)))
+
+        def derivatives(raw, data):
+            if "offset" in data:
+                raw = raw + data["offset"]
+            below = raw[:, cols] < floor[cols]
+            if not bool(below.any()):  # the usual case: one comparison pass
+                return family.raw_derivatives(raw, data["y"])
+            loss, grad, fisher = family.raw_derivatives(torch.maximum(raw, floor), data["y"])
+            mask = torch.zeros(raw.shape, dtype=torch.bool)
+            mask[:, cols] = below
+            return loss, grad.masked_fill(mask, 0.0), fisher
+
+        return derivatives
 
     def grad_hess(self, y, raw: np.ndarray, step: str, *, sample_weight=None,
                   curvature_scale=None, seed: int = 0, extra: Mapping | None = None):
@@ -188,8 +223,6 @@ class FamilyObjective:
         -------
         grad, hess : ndarray of shape (n, K)
         """
-        from .boosting.derivatives import step_derivatives
-
         data = self.data(None, y)
         if extra:
             data.update(extra)
@@ -197,6 +230,7 @@ class FamilyObjective:
         _, grad, hess = step_derivatives(
             callables["loss"], raw, data, step, fisher=callables.get("fisher"),
             sample_weight=sample_weight, curvature_scale=curvature_scale,
+            derivatives=callables.get("derivatives"),
         )
         return grad, hess
 

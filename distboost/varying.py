@@ -41,6 +41,7 @@ from ._options import Option
 from ._validation import numeric_columns, resolve_columns, take_columns
 from .boosting import STEP_RULES
 from .estimators import check_target
+from .families._fisher import make_fisher_fn
 from .families.censored import Censored
 from .families.support import REAL
 from .objective import FamilyObjective
@@ -296,14 +297,12 @@ class VaryingObjective(FamilyObjective):
     def engine_callables(self, step: str, seed: int) -> dict:
         out = {"loss": self.loss}
         if step in ("fisher", "natural"):
-            family_fisher = super().fisher(seed)
+            family_fisher = make_fisher_fn(self.family, seed=seed)
             complete = step == "natural"
 
             def fisher(raw, data):
-                fam_raw = torch.maximum(family_raw(raw, data["z1"], self.loc_index),
-                                        self._floor_t)
-                return chain_rule_fisher(family_fisher(fam_raw, data), data["z1"],
-                                         self.loc_index, complete)
+                return chain_rule_fisher(family_fisher(self.family_raw(raw, data), data),
+                                         data["z1"], self.loc_index, complete)
 
             out["fisher"] = fisher
         return out

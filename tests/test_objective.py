@@ -86,3 +86,55 @@ def test_crps_needs_a_closed_form_and_a_metric():
     with pytest.raises(ValueError, match="step='natural' needs the Riemannian metric"):
         db.DistributionalRegressor(scoring_rule="crps", step="natural",
                                    early_stopping=False).fit(X, y)
+
+
+@pytest.mark.parametrize("step", ["gradient", "newton", "fisher", "natural"])
+@pytest.mark.parametrize("family", ["normal", "gamma", "censored_lognormal", "studentt"])
+def test_grad_hess_is_a_pure_per_row_function(family, step):
+    """What a distributed worker needs: a row's (grad, hess) depends on that row only."""
+    rng = np.random.default_rng(7)
+    fam = db.families.get(family)
+    n = 60
+    y = rng.gamma(2.0, 1.0, size=n)
+    if fam.param_names == ("df", "loc", "scale"):
+        y = y - 2.0
+    if family.startswith("censored"):
+        y = db.censored.right(y, rng.integers(0, 2, size=n))
+    obj = FamilyObjective(fam, y)
+    raw = obj.init_raw + rng.normal(scale=0.3, size=(n, obj.n_outputs))
+    w = rng.uniform(0.5, 2.0, size=n)
+    scale = np.full(obj.n_outputs, 1.7)
+    g, h = obj.grad_hess(y, raw, step, sample_weight=w, curvature_scale=scale)
+    assert g.shape == h.shape == (n, obj.n_outputs) and np.isfinite(g).all()
+    part = rng.permutation(n)[:23]
+    g2, h2 = obj.grad_hess(y[part], raw[part], step, sample_weight=w[part],
+                           curvature_scale=scale)
+    np.testing.assert_allclose(g2, g[part], rtol=1e-13, atol=1e-300)
+    np.testing.assert_allclose(h2, h[part], rtol=1e-13, atol=1e-300)
+
+
+def test_closed_form_derivatives_equal_autograd_with_offset_and_floor():
+    """The Normal's closed form (Family.raw_derivatives) gives the same step as autograd of
+    the floored loss, also for rows below the scale floor and with a linear-start offset."""
+    rng = np.random.default_rng(3)
+    _, y = _normal_data(200)
+    obj = FamilyObjective(db.families.get("normal"), y)
+    derivatives = obj.derivatives()
+    assert derivatives is not None
+    raw = torch.as_tensor(obj.init_raw + rng.normal(scale=0.5, size=(200, 2)))
+    raw[:10, 1] = obj.raw_floor[1] - 1.0  # below the floor
+    data = {**obj.data(None, y), "offset": torch.as_tensor(rng.normal(size=(200, 2)) * 0.1)}
+    data["offset"][:10, 1] = 0.0
+    for step in ("gradient", "fisher", "natural"):
+        callables = obj.engine_callables(step, 0)
+        fast = db.boosting.derivatives.step_derivatives(
+            obj.loss, raw, data, step, fisher=callables.get("fisher"),
+            derivatives=callables["derivatives"], curvature_scale=np.ones(2))
+        slow = db.boosting.derivatives.step_derivatives(
+            obj.loss, raw, data, step, fisher=obj.fisher(0), curvature_scale=np.ones(2))
+        for a, b in zip(fast, slow, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    assert obj.derivatives.__func__ is FamilyObjective.derivatives
+    links = FamilyObjective(db.families.get("normal", links={"scale": "softplus"}), y)
+    assert links.derivatives() is None
+    assert FamilyObjective(db.families.get("normal"), y, scoring_rule="crps").derivatives() is None
