@@ -75,12 +75,6 @@ def family_kind(family) -> str:
     return "density"
 
 
-def _is_classification(family) -> bool:
-    from .families.categorical import Bernoulli, Categorical
-
-    return isinstance(family, Bernoulli | Categorical)
-
-
 def _default_candidates(y: np.ndarray, censored: bool) -> tuple[list[str], dict[str, str]]:
     """Registered families whose support holds ``y`` (censored twins for censored ``y``).
 
@@ -90,16 +84,13 @@ def _default_candidates(y: np.ndarray, censored: bool) -> tuple[list[str], dict[
     excluded : dict of str to str
         Every other registered family and why it is not a candidate.
     """
-    if censored:
-        from .families.censored import CENSORABLE
-
-        names = [f"censored_{f}" for f in CENSORABLE]
-    else:
-        names = _families.available()
+    names = _families.available()
+    if censored:  # the censored twins of the families that declare one
+        names = [f"censored_{f}" for f in names if _families.get(f).censorable]
     kept, excluded = [], {}
     for name in names:
         family = _families.get(name)
-        if _is_classification(family):
+        if family.classification:
             excluded[name] = "a classification family (use DistributionalClassifier)"
             continue
         try:
