@@ -352,7 +352,7 @@ class StepComputer:
         self.curvature_scale = (None if curvature_scale is None
                                 else np.asarray(curvature_scale, dtype=np.float64))
         self.last_loss = np.nan
-        self._unit = None  # the constant curvature of the gradient / natural rules
+        self._coef_key = self._coef = None  # see _coefficients
         self._buffers: list = [None, None]  # two (grad, hess) output pairs (order "F")
         self._pinned = None
 
@@ -367,17 +367,6 @@ class StepComputer:
         if self._w is None:
             return float(per_row.sum()) / per_row.shape[0]
         return float(torch.dot(per_row, self._w)) / self._w_sum
-
-    def _factor(self, inv: torch.Tensor, tdtype) -> torch.Tensor:
-        """``w / c`` per output and row, shape (K, n) (or (K, 1) without weights), cached
-        for the last ``inv`` seen (it is fixed once the curvature scale is)."""
-        if self._w is None:
-            return inv[:, None].to(tdtype)
-        key = (tuple(inv.tolist()), tdtype)
-        if getattr(self, "_factor_key", None) != key:
-            self._factor_cache = (self._w[None, :] * inv[:, None]).to(tdtype)
-            self._factor_key = key
-        return self._factor_cache
 
     def pin(self, pair) -> None:
         """Keep ``pair`` (returned by a call with ``order="F"``) from being overwritten by
@@ -428,48 +417,60 @@ class StepComputer:
         """Weight, scale and write ``(grad, hess)`` into reused column-major buffers; the
         natural step's division by a diagonal Fisher ``denom`` is fused with the write."""
         n, k = g.shape
-        tdtype = torch.float32 if dtype == np.float32 else torch.float64
         slot = 0 if self._buffers[0] is None or self._buffers[0][0] is not self._pinned else 1
         buf = self._buffers[slot]
         if buf is None or buf[0].shape != (n, k) or buf[0].dtype != dtype:
             g_t = _empty((k, n), dtype)  # (K, n) row-major is (n, K) column-major
-            h_t = None if hess is None else _empty((k, n), dtype)
-            buf = self._buffers[slot] = (g_t.numpy().T, None if h_t is None else h_t.numpy().T,
-                                         g_t, h_t)
+            buf = self._buffers[slot] = (g_t.numpy().T, None, g_t, None)
         g_np, h_np, g_t, h_t = buf
-        scale = torch.from_numpy(self.curvature_scale)
-        flat = scale <= 0
-        inv = 1.0 / torch.where(flat, torch.ones_like(scale), scale)
+        coef = self._coefficients(n, k, dtype)
         if denom is not None:
-            # g / ((1 + lambda) F) * w / c: one division into the output, then a float32
-            # multiply; a zero Fisher entry takes the clamped path of _divide.
+            # g / ((1 + lambda) F) * w / c: one division into the output, then a multiply
+            # in the output's type; a zero Fisher entry takes the clamped path of _divide.
             torch.div(g.T, denom.T, out=g_t)
-            g_t.mul_(self._factor(inv / (1.0 + NATURAL_RIDGE), tdtype))
+            g_t.mul_(coef["natural"])
             if not np.isfinite(float(g_t.sum())):
-                torch.mul(_divide(g, denom).T, self._factor(inv, tdtype), out=g_t)
-        elif self._w is None:
-            torch.mul(g.T, inv[:, None], out=g_t)
+                torch.mul(_divide(g, denom).T, coef["factor"], out=g_t)
+                if not np.isfinite(float(g_t.sum())):
+                    raise NonFiniteLoss("gradient or curvature is not finite")
         else:
-            torch.mul(g.T, self._factor(inv, tdtype), out=g_t)
-        if not np.isfinite(float(g_t.sum())):
-            raise NonFiniteLoss("gradient or curvature is not finite")
+            torch.mul(g.T, coef["factor"], out=g_t)
+            if not np.isfinite(float(g_t.sum())):
+                raise NonFiniteLoss("gradient or curvature is not finite")
         if hess is None:
-            # Unit curvature: w / c, the same array every round.
-            if self._unit is None or self._unit[0].shape != (n, k) or self._unit[0].dtype != dtype:
-                u = _empty((k, n), dtype)
-                u.copy_(torch.ones(k, 1, dtype=torch.float64) * inv[:, None]
-                        if self._w is None else self._w[None, :] * inv[:, None])
-                self._unit = (u.numpy().T, u)
-            return g_np, self._unit[0]
+            return g_np, coef["unit"]  # w / c, the same array every round
         if h_t is None:
             h_t = _empty((k, n), dtype)
             h_np = h_t.numpy().T
             self._buffers[slot] = (g_np, h_np, g_t, h_t)
         if self.step == "newton":
-            hess = torch.maximum(hess, NEWTON_FLOOR * scale)
-            if bool(flat.any()):
-                hess = torch.where(flat, torch.ones_like(hess), hess)
-        torch.mul(hess.T, self._factor(inv, tdtype), out=h_t)
+            hess = torch.maximum(hess, coef["floor"])
+            if coef["flat"] is not None:
+                hess = torch.where(coef["flat"], torch.ones_like(hess), hess)
+        torch.mul(hess.T, coef["factor"], out=h_t)
         if not np.isfinite(float(h_t.sum())):
             raise NonFiniteLoss("gradient or curvature is not finite")
         return g_np, h_np
+
+    def _coefficients(self, n: int, k: int, dtype) -> dict:
+        """The per-output (and, with weights, per-row) factors of :meth:`_to_buffers`, fixed
+        once the curvature scale is: computed at the first call, then reused."""
+        key = (n, k, np.dtype(dtype).str, self.curvature_scale.tobytes())
+        if self._coef_key == key:
+            return self._coef
+        tdtype = torch.float32 if dtype == np.float32 else torch.float64
+        scale = torch.from_numpy(self.curvature_scale)
+        flat = scale <= 0
+        inv = 1.0 / torch.where(flat, torch.ones_like(scale), scale)  # (K,)
+        factor = inv[:, None] if self._w is None else self._w[None, :] * inv[:, None]
+        unit = _empty((k, n), dtype)
+        unit.copy_(factor.expand(k, n))
+        self._coef = {
+            "factor": factor.to(tdtype),  # (K, 1) or (K, n): w / c
+            "natural": (factor / (1.0 + NATURAL_RIDGE)).to(tdtype),
+            "unit": unit.numpy().T,  # (n, K) column-major: w / c
+            "floor": NEWTON_FLOOR * scale,
+            "flat": flat if bool(flat.any()) else None,
+        }
+        self._coef_key = key
+        return self._coef
