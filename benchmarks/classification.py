@@ -4,7 +4,7 @@ Data: scikit-learn's bundled breast-cancer (569 rows, 2 classes) and digits (1,7
 10 classes).  For each of ``--splits`` seeded stratified splits (25 % test rows), fit
 
 * ``DistributionalClassifier(random_state=seed)``: distboost's defaults (100 rounds at
-  learning rate 0.1, 31 leaves, 20 rows per leaf, L2 penalty 10 on the unit-mean curvature
+  learning rate 0.1, 31 leaves, 20 rows per leaf, L2 penalty 3 on the unit-mean curvature
   scale, early stopping with patience 10 on a stratified 10 % split of the training rows);
 * ``HistGradientBoostingClassifier(early_stopping=True, random_state=seed)``: its defaults
   with early stopping turned on (the same 100 iterations, 0.1, 31 leaves, 20 rows per leaf,

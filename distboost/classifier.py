@@ -35,7 +35,7 @@ class DistributionalClassifier(ClassifierMixin, DistributionalEstimator):
     Defaults differ from the regressor's where classification differs: scikit-learn's
     ``HistGradientBoostingClassifier`` rounds, rate and patience with early stopping on, the
     ``fisher`` step (the Newton step of LightGBM's and scikit-learn's multiclass losses) and
-    ``reg_lambda=10`` (it shrinks most the leaves of rows already classified confidently, the
+    ``reg_lambda=3`` (it shrinks most the leaves of rows already classified confidently, the
     over-confidence that costs log-loss); the measurements behind them are in
     ``docs/classification.md``.
 
@@ -63,7 +63,7 @@ class DistributionalClassifier(ClassifierMixin, DistributionalEstimator):
                 "base_learner", "random_state", "n_jobs", "verbose")
     _n_positional = 1
     _defaults = {"n_estimators": 100, "learning_rate": 0.1, "step": "fisher",
-                 "num_leaves": 31, "min_child_samples": 20, "reg_lambda": 10.0,
+                 "num_leaves": 31, "min_child_samples": 20, "reg_lambda": 3.0,
                  "early_stopping": True, "n_iter_no_change": 10}
     _extra_options = {"family": Option(
         "auto", [StrOptions({"auto", "bernoulli", "categorical"})],
