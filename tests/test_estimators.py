@@ -304,6 +304,14 @@ def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 
 
+# The same checks in the fast tier, on one boosting run per fit (no cross-validation).
+@parametrize_with_checks([db.DistributionalRegressor(n_estimators=5, early_stopping=False,
+                                                     random_state=0)],
+                         expected_failed_checks=_expected_failed_checks)
+def test_sklearn_compatible_estimator_one_run(estimator, check):
+    check(estimator)
+
+
 def test_verbose_prints_a_progress_line(capsys):
     X, y, _ = make_heteroscedastic_sine(300, random_state=9)
     db.DistributionalRegressor(n_estimators=20, verbose=10, early_stopping="holdout",

@@ -56,6 +56,13 @@ def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 
 
+# The same checks in the fast tier, on one boosting run per fit (no cross-validation).
+@parametrize_with_checks([VaryingCoefficientRegressor(n_estimators=5, early_stopping=False,
+                                                      random_state=0)])
+def test_sklearn_compatible_estimator_one_run(estimator, check):
+    check(estimator)
+
+
 def test_sine_toy_rmse_close_to_noise_level():
     X, y = make_sine(1000, 123)
     X_te, y_te = make_sine(10_000, 124)
