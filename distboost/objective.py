@@ -93,8 +93,8 @@ class FamilyObjective:
             self.init_params, init_raw, self.raw_floor = floored_start(family, start, y, what)
         self.init_raw = self.model_start(init_raw)
         self._floor_t = torch.as_tensor(self.raw_floor)
-        y_t = torch.as_tensor(np.asarray(y, dtype=np.float64))
-        self._probe = (torch.as_tensor(init_raw[None, :]), y_t[:1])
+        self._probe = (torch.as_tensor(init_raw[None, :]),
+                       torch.tensor(np.asarray(y, dtype=np.float64)[:1]))
 
     # ------------------------------------------------------------------ hooks
     @property
@@ -117,7 +117,7 @@ class FamilyObjective:
 
     def data(self, X, y) -> dict:
         """Row-aligned tensors the loss reads for the rows ``(X, y)``."""
-        return {"y": torch.as_tensor(np.asarray(y, dtype=np.float64))}
+        return {"y": torch.tensor(np.asarray(y, dtype=np.float64))}  # a copy: y may be read-only
 
     def dispersion_column(self) -> int | None:
         """Column of the model's raw scores that dispersion calibration shifts (None: the
