@@ -109,6 +109,10 @@ def engine_fit(X, y, rounds: int):
 
 def _child(what: str, n: int, rounds: int) -> None:
     """One fit in this (fresh) process: prints its seconds and peak resident memory."""
+    import lightgbm  # noqa: F401  (imports are not part of a fit's time)
+
+    if what != "lightgbm":
+        import distboost  # noqa: F401  (torch too)
     X, y = make_data(n, dtype=np.float32 if n >= LARGE else np.float64)
     t0 = time.perf_counter()
     if what == "lightgbm":
