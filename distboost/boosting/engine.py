@@ -24,7 +24,7 @@ import math
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import InitVar, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -35,16 +35,12 @@ from .derivatives import STEP_RULES, NonFiniteLoss, StepComputer, curvature_scal
 __all__ = ["EngineParams", "fit_boosting", "FittedEnsemble", "STEP_RULES"]
 
 
-_UNSET = object()
-
-
 @dataclass
 class EngineParams:
     """Options of the boosting engine (see :class:`~distboost.DistributionalRegressor`).
 
     ``n_iter_no_change=None`` records the validation loss without stopping (every round is
-    kept); ``early_stopping_rounds`` is its deprecated alias (constructor keyword and
-    attribute), kept until every caller says ``n_iter_no_change``.  ``clip_gradients=(lo,
+    kept; the estimators' name, formerly ``early_stopping_rounds``).  ``clip_gradients=(lo,
     hi)`` clips each column of the loss gradient to its ``lo`` and ``hi`` quantiles over the
     rows every round (see :mod:`distboost.boosting.derivatives`; in-process only); None
     (default) leaves gradients as they are.  ``backend`` names a registered tree backend
@@ -69,25 +65,6 @@ class EngineParams:
     base_learner: object | None = None
     clip_gradients: tuple[float, float] | None = None
     backend: str | None = None
-    early_stopping_rounds: InitVar[int | None] = _UNSET
-
-    def __post_init__(self, early_stopping_rounds):
-        if early_stopping_rounds is not _UNSET and not isinstance(early_stopping_rounds,
-                                                                  property):
-            self.n_iter_no_change = early_stopping_rounds
-
-
-def _get_early_stopping_rounds(self):
-    return self.n_iter_no_change
-
-
-def _set_early_stopping_rounds(self, value):
-    self.n_iter_no_change = value
-
-
-#: Deprecated alias of ``n_iter_no_change`` (the estimators' name).
-EngineParams.early_stopping_rounds = property(_get_early_stopping_rounds,
-                                              _set_early_stopping_rounds)
 
 
 class _EarlyStopper:

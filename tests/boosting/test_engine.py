@@ -286,13 +286,12 @@ def test_evals_result_is_keyed_by_the_callers_metric_name():
     assert len(fe.evals_result_["valid"]["nll"]) == 5
 
 
-def test_early_stopping_rounds_is_an_alias_of_n_iter_no_change():
-    assert EngineParams(early_stopping_rounds=7).n_iter_no_change == 7
-    assert EngineParams(n_iter_no_change=None).early_stopping_rounds is None
-    params = EngineParams()
-    assert params.n_iter_no_change == 50
-    params.early_stopping_rounds = None  # the estimators' way of switching it off
-    assert params.n_iter_no_change is None
+def test_engine_params_use_the_estimators_names():
+    """n_iter_no_change (formerly early_stopping_rounds); the dead categorical_features gone."""
+    assert EngineParams().n_iter_no_change == 50
+    assert EngineParams(n_iter_no_change=None).n_iter_no_change is None
+    with pytest.raises(TypeError):
+        EngineParams(early_stopping_rounds=7)
     assert not hasattr(EngineParams(), "categorical_features")
 
 
