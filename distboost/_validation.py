@@ -22,8 +22,8 @@ def check_X(estimator, X, *, reset: bool):
 
     A pandas DataFrame stays a DataFrame (so that LightGBM sees its categorical columns;
     string and object columns become ``category`` with the categories seen in ``fit``).
-    Anything else becomes a 2-D float64 ndarray; NaN is allowed (trees route missing values),
-    infinite values are not.
+    Anything else becomes a 2-D float64 ndarray (float32 stays float32); NaN is allowed
+    (trees route missing values), infinite values are not.
 
     Parameters
     ----------
@@ -87,7 +87,9 @@ def check_X(estimator, X, *, reset: bool):
                 raise ValueError(f"Column {col!r} of X has unsupported dtype {dtype}.")
         return X
     _check_feature_names(estimator, X, reset=reset)
-    X = check_array(X, dtype=np.float64, ensure_all_finite="allow-nan", input_name="X")
+    # float32 stays float32 (LightGBM bins either; a copy of a large X costs memory).
+    X = check_array(X, dtype=(np.float64, np.float32), ensure_all_finite="allow-nan",
+                    input_name="X")
     _check_n_features(estimator, X, reset=reset)
     return X
 

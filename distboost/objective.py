@@ -181,18 +181,17 @@ class FamilyObjective:
                 or self.family.raw_derivatives(*self._probe) is None):
             return None
         family, floor = self.family, self._floor_t
-        cols = torch.as_tensor(np.flatnonzero(np.isfinite(self.raw_floor)))
+        cols = [int(k) for k in np.flatnonzero(np.isfinite(self.raw_floor))]
 
         def derivatives(raw, data):
             if "offset" in data:
                 raw = raw + data["offset"]
-            below = raw[:, cols] < floor[cols]
-            if not bool(below.any()):  # the usual case: one comparison pass
+            # The usual case: no score below its floor, seen from each column's minimum
+            # (a reduction over a strided view, no copy of the rows).
+            if all(float(raw[:, k].min()) >= float(floor[k]) for k in cols):
                 return family.raw_derivatives(raw, data["y"])
             loss, grad, fisher = family.raw_derivatives(torch.maximum(raw, floor), data["y"])
-            mask = torch.zeros(raw.shape, dtype=torch.bool)
-            mask[:, cols] = below
-            return loss, grad.masked_fill(mask, 0.0), fisher
+            return loss, grad.masked_fill(raw < floor, 0.0), fisher
 
         return derivatives
 
@@ -211,6 +210,9 @@ class FamilyObjective:
         raw : ndarray of shape (n, K)
         step : {"gradient", "newton", "fisher", "natural"}
         sample_weight : ndarray of shape (n,), optional
+            Row weights; in-process training divides them by their mean over all training
+            rows once, so pass them so divided (a distributed driver: by one reduction) to
+            get the engine's numbers.
         curvature_scale : ndarray of shape (K,), optional
             The fixed per-column rescaling of the curvature (see
             :func:`~distboost.boosting.derivatives.step_derivatives`).

@@ -134,3 +134,20 @@ def test_numbers_for_string_categories_are_refused_but_numeric_categories_map():
     out = check_X(codes, pd.DataFrame({"g": [3, 7, 1]}), reset=False)
     assert isinstance(out["g"].dtype, pd.CategoricalDtype)
     assert out["g"].isna().tolist() == [False, True, False]
+
+
+def test_float32_features_stay_float32_and_predict_like_float64():
+    import distboost as db
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3)).astype(np.float32)
+    y = X[:, 0].astype(np.float64) + rng.normal(size=300)
+
+    class Est:
+        pass
+
+    assert check_X(Est(), X, reset=True).dtype == np.float32
+    kw = dict(n_estimators=20, early_stopping=False, random_state=0)
+    a = db.DistributionalRegressor(**kw).fit(X, y)
+    b = db.DistributionalRegressor(**kw).fit(X.astype(np.float64), y)
+    np.testing.assert_allclose(a.predict_params(X), b.predict_params(X.astype(np.float64)))
