@@ -1,0 +1,70 @@
+"""Tests of distboost._base: the fit skeleton and prediction methods every estimator shares."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.exceptions import NotFittedError
+
+import distboost as db
+from distboost.datasets import make_heteroscedastic_sine
+
+
+def test_eval_sample_weight_zero_equals_leaving_rows_out():
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-2, 2, size=(900, 2))
+    y = X[:, 0] + rng.normal(size=900) * (0.3 + 0.3 * np.abs(X[:, 1]))
+    X_tr, y_tr, X_va, y_va = X[:600], y[:600], X[600:], y[600:]
+    w = rng.uniform(0.5, 2.0, size=300)
+    w[::3] = 0.0
+    keep = w > 0
+    kw = dict(n_estimators=300, learning_rate=0.1, random_state=0)
+    a = db.DistributionalRegressor(**kw).fit(X_tr, y_tr, eval_set=[(X_va, y_va)],
+                                             eval_sample_weight=[w])
+    b = db.DistributionalRegressor(**kw).fit(X_tr, y_tr, eval_set=(X_va[keep], y_va[keep]),
+                                             eval_sample_weight=w[keep])
+    c = db.DistributionalRegressor(**kw).fit(X_tr, y_tr, eval_set=(X_va, y_va))
+    assert a.best_iteration_ == b.best_iteration_
+    assert a.dispersion_shift_ == pytest.approx(b.dispersion_shift_, abs=1e-12)
+    np.testing.assert_allclose(a.evals_result_["valid"]["nll"], b.evals_result_["valid"]["nll"],
+                               rtol=1e-10)
+    # The weights matter: unweighted validation rows give another history.
+    history_a, history_c = a.evals_result_["valid"]["nll"], c.evals_result_["valid"]["nll"]
+    assert abs(history_a[0] - history_c[0]) > 1e-3
+
+
+def test_eval_sample_weight_errors():
+    X = np.random.default_rng(0).normal(size=(40, 1))
+    y = X[:, 0]
+    model = db.DistributionalRegressor(n_estimators=2)
+    with pytest.raises(ValueError, match="eval_sample_weight was given without an eval_set"):
+        model.fit(X, y, eval_sample_weight=np.ones(40))
+    with pytest.raises(ValueError, match=r"eval_sample_weight has shape \(3,\); expected \(40,\)"):
+        model.fit(X, y, eval_set=(X, y), eval_sample_weight=np.ones(3))
+    with pytest.raises(ValueError, match="eval_sample_weight has 1 of 40 rows that are negative"):
+        model.fit(X, y, eval_set=(X, y), eval_sample_weight=np.r_[-1.0, np.ones(39)])
+
+
+def test_a_failed_fit_leaves_the_estimator_unfitted():
+    model = db.DistributionalRegressor(family="gamma", n_estimators=2)
+    X = np.zeros((5, 1))
+    with pytest.raises(ValueError, match="outside the support"):
+        model.fit(X, np.array([1.0, 2.0, -1.0, 3.0, 4.0]))
+    assert not hasattr(model, "family_") and not hasattr(model, "ensemble_")
+    with pytest.raises(NotFittedError):
+        model.predict(X)
+
+
+def test_staged_prediction_and_predict_raw():
+    X, y, _ = make_heteroscedastic_sine(600, random_state=0)
+    model = db.DistributionalRegressor(n_estimators=40, early_stopping=False,
+                                       random_state=0).fit(X, y)
+    raw = model.predict_raw(X[:5])
+    assert raw.shape == (5, 2)
+    params = model.predict_params(X[:5])
+    np.testing.assert_allclose(raw[:, 1], np.log(params["scale"]))
+    start = model.predict_dist(X[:5], iteration=0)
+    np.testing.assert_allclose(start.params["loc"], model.init_params_["loc"])
+    mid = model.predict_params(X[:5], iteration=20)
+    assert not np.allclose(mid["loc"], params["loc"])
+    np.testing.assert_allclose(model.predict_params(X[:5], iteration=40), params)
