@@ -172,26 +172,20 @@ class FamilyObjective:
         (``Family.raw_derivatives``: no autograd graph, a few passes over the rows), or None
         when the family has none for its links, or the loss is not the plain log score.
 
-        The offset and the floor are applied as in :meth:`loss`: a raw score below its
-        floor gets a zero gradient (the floor is flat there), and the Fisher information is
-        evaluated at the floored scores.
+        The offset and the floor are applied as in :meth:`loss`: the family evaluates at
+        ``max(raw + offset, floor)``, with a zero gradient below the floor (it is flat there).
         """
+        floor = self._floor_t
         if (self.scoring_rule != "nll"
                 or type(self).family_raw is not FamilyObjective.family_raw
-                or self.family.raw_derivatives(*self._probe) is None):
+                or self.family.raw_derivatives(*self._probe, floor) is None):
             return None
-        family, floor = self.family, self._floor_t
-        cols = [int(k) for k in np.flatnonzero(np.isfinite(self.raw_floor))]
+        family = self.family
 
         def derivatives(raw, data):
             if "offset" in data:
                 raw = raw + data["offset"]
-            # The usual case: no score below its floor, seen from each column's minimum
-            # (a reduction over a strided view, no copy of the rows).
-            if all(float(raw[:, k].min()) >= float(floor[k]) for k in cols):
-                return family.raw_derivatives(raw, data["y"])
-            loss, grad, fisher = family.raw_derivatives(torch.maximum(raw, floor), data["y"])
-            return loss, grad.masked_fill(raw < floor, 0.0), fisher
+            return family.raw_derivatives(raw, data["y"], floor)
 
         return derivatives
 

@@ -138,3 +138,22 @@ def test_closed_form_derivatives_equal_autograd_with_offset_and_floor():
     links = FamilyObjective(db.families.get("normal", links={"scale": "softplus"}), y)
     assert links.derivatives() is None
     assert FamilyObjective(db.families.get("normal"), y, scoring_rule="crps").derivatives() is None
+
+
+def test_normal_closed_form_with_a_floor_equals_autograd_of_the_floored_nll():
+    rng = np.random.default_rng(11)
+    fam = db.families.get("normal")
+    raw = torch.as_tensor(rng.normal(size=(300, 2)))
+    y = torch.as_tensor(rng.normal(size=300))
+    floor = torch.tensor([-np.inf, 0.2])  # about 40 % of the scale scores lie below it
+    loss, grad, fisher = fam.raw_derivatives(raw, y, floor)
+    r = raw.clone().requires_grad_(True)
+    ref = fam.nll(torch.maximum(r, floor), y)
+    (g,) = torch.autograd.grad(ref.sum(), r)
+    np.testing.assert_allclose(loss.numpy(), ref.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(grad.numpy(), g.numpy(), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(fisher.numpy(),
+                               fam.fisher_information(torch.maximum(raw, floor)).numpy(),
+                               rtol=1e-12)
+    assert (raw[:, 1] < 0.2).sum() > 50
+    assert fam.raw_derivatives(raw, y, torch.tensor([0.0, -np.inf])) is None  # floor on loc

@@ -297,18 +297,23 @@ class Family:
             return fisher * d * d
         return fisher * d[:, :, None] * d[:, None, :]
 
-    def raw_derivatives(self, raw: torch.Tensor, y: torch.Tensor):
+    def raw_derivatives(self, raw: torch.Tensor, y: torch.Tensor,
+                        floor: torch.Tensor | None = None):
         """Closed-form per-row NLL, its gradient and the Fisher information on the raw scale.
 
         An optional fast path of the boosting engine (``fit_boosting(derivatives=...)``):
         what autograd of :meth:`nll` and :meth:`fisher_information` give, without building
         an autograd graph.  None (the default) when the family has no closed form for its
-        current links; the engine then uses autograd.
+        current links (or for the given floors); the engine then uses autograd.
 
         Parameters
         ----------
         raw : Tensor of shape (n, K), float64
         y : Tensor of shape (n,)
+        floor : Tensor of shape (K,), optional
+            Lower bounds of the raw scores: the values are those at ``max(raw, floor)``,
+            with a zero gradient where a score is below its floor (as autograd of the
+            floored loss gives).
 
         Returns
         -------

@@ -63,27 +63,33 @@ class Normal(Family):
         inv_var = torch.exp(-2.0 * raw[:, 1].clamp(-RAW_BOUND, RAW_BOUND))
         return torch.stack([inv_var, torch.full_like(inv_var, 2.0)], dim=-1)
 
-    def raw_derivatives(self, raw, y):
-        """Closed form with the default links (identity, exp; None for other links):
+    def raw_derivatives(self, raw, y, floor=None):
+        """Closed form with the default links (identity, exp; None for other links, or for a
+        floor on ``loc``):
         ``nll = log s + z^2 / 2 + log(2 pi) / 2`` with ``s = exp(raw_scale)``,
         ``z = (y - loc) / s``; gradient ``(-(y - loc) / s^2, 1 - z^2)``; Fisher information
         ``diag(1 / s^2, 2)`` (Lehmann & Casella 1998, ex. 2.6.8, by the chain rule).  The raw
-        scale is clamped to ``[-RAW_BOUND, RAW_BOUND]`` as the link does (zero gradient
-        beyond, as autograd of the clamp gives).  Arrays come back as column-major (n, 2)
-        views of (2, n) tensors: the engine's layout for LightGBM."""
+        scale is clamped to ``[max(-RAW_BOUND, floor), RAW_BOUND]`` as the link and the floor
+        do (zero gradient beyond, as autograd of the clamp gives).  Arrays come back as
+        column-major (n, 2) views of (2, n) tensors: the engine's layout for LightGBM."""
         if self.links["loc"].name != "identity" or self.links["scale"].name != "exp":
             return None
         # Runs every round on every row: few passes, in place, and only three allocations,
         # made by numpy (torch's own large allocations are retained by the C allocator
         # across rounds, numpy's are reused).
+        lo = -RAW_BOUND
+        if floor is not None:
+            if float(floor[0]) > -math.inf:
+                return None
+            lo = max(lo, float(floor[1]))
         n = raw.shape[0]
         raw_scale = raw[:, 1]
         low, high = torch.aminmax(raw_scale)
-        clamped = bool(low < -RAW_BOUND) or bool(high > RAW_BOUND)
+        clamped = bool(low < lo) or bool(high > RAW_BOUND)
         nll = torch.from_numpy(np.empty(n))
         grad = torch.from_numpy(np.empty((2, n)))
         fisher = torch.from_numpy(np.empty((2, n)))
-        log_s = torch.clamp(raw_scale, -RAW_BOUND, RAW_BOUND, out=nll) if clamped else raw_scale
+        log_s = torch.clamp(raw_scale, lo, RAW_BOUND, out=nll) if clamped else raw_scale
         inv_var = torch.mul(log_s, -2.0, out=fisher[0]).exp_()  # 1 / s^2
         g_loc = torch.sub(raw[:, 0], y, out=grad[0])  # loc - y
         z2 = torch.mul(g_loc, g_loc, out=grad[1]).mul_(inv_var)  # z^2
@@ -91,7 +97,7 @@ class Normal(Family):
         torch.add(log_s, z2, alpha=0.5, out=nll).add_(_HALF_LOG_2PI)
         torch.sub(1.0, z2, out=grad[1])  # 1 - z^2
         if clamped:
-            grad[1].masked_fill_(raw_scale.abs() > RAW_BOUND, 0.0)
+            grad[1].masked_fill_((raw_scale < lo) | (raw_scale > RAW_BOUND), 0.0)
         fisher[1].fill_(2.0)
         return nll, grad.T, fisher.T
 
