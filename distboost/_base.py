@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import warnings
+from abc import ABCMeta, abstractmethod
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,7 +66,7 @@ class Run:
     sizes: tuple[int, int] = (0, 0)
 
 
-class DistributionalEstimator(OptionsMixin, BaseEstimator):
+class DistributionalEstimator(OptionsMixin, BaseEstimator, metaclass=ABCMeta):
     """Base of the distributional estimators (not for direct use)."""
 
     #: The name of the per-round loss in ``evals_result_``.
@@ -100,14 +101,14 @@ feature_names_in_ : ndarray of str
     Only when X is a DataFrame with string column names."""
 
     # ------------------------------------------------------------------ hooks
+    @abstractmethod
     def _prepare_target(self, y):
         """``(family, y, fitted)``: the family, the validated target and fitted attributes
         that the target determines (set when the fit succeeds)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _check_target(self, family, y, name: str, context: dict) -> np.ndarray:
         """The validated target of an ``eval_set`` or of ``score``."""
-        raise NotImplementedError
 
     def _prepare_features(self, X) -> dict:
         """Fitted attributes that X determines before any run (none by default)."""
