@@ -71,6 +71,11 @@ class DistributionalEstimator(OptionsMixin, BaseEstimator, metaclass=ABCMeta):
 
     #: The name of the per-round loss in ``evals_result_``.
     _metric = "nll"
+    # How a fit behaves for the options an estimator does not take (its own ``__init__``
+    # sets those it takes): the log score, no dispersion calibration, the constant start.
+    scoring_rule = "nll"
+    calibrate = False
+    linear_start = False
     _attribute_docs = """family_ : Family
 ensemble_ : FittedEnsemble
     The trees (raw scores without the dispersion shift and the linear start).
@@ -118,7 +123,7 @@ feature_names_in_ : ndarray of str
                         context: dict) -> FamilyObjective:
         """The objective of one run on the rows ``(X, y)``."""
         return FamilyObjective(family, y, sample_weight, warn=warn,
-                               scoring_rule=getattr(self, "scoring_rule", "nll"))
+                               scoring_rule=self.scoring_rule)
 
     def _tree_X(self, X, context: dict):
         """The columns the trees split on."""
@@ -126,16 +131,16 @@ feature_names_in_ : ndarray of str
 
     def _unfloored_raw(self, raw: np.ndarray, X) -> np.ndarray:
         """The family's raw scores (before the floor) from the trees' raw scores."""
-        if getattr(self, "linear_start_", None) is not None:
+        if self.linear_start_ is not None:
             raw = raw + self.linear_start_.offset(X)
         return raw
 
     def _fitted_from_run(self, run: Run) -> dict:
         """Fitted attributes a run determines beyond the common ones."""
-        return {"init_params_": run.objective.init_params, "linear_start_": run.linear}
+        return {"init_params_": run.objective.init_params}
 
     def _default_step(self, family) -> str:
-        if getattr(self, "scoring_rule", "nll") == "crps":
+        if self.scoring_rule == "crps":
             return "newton"
         return family.default_step
 
@@ -180,7 +185,7 @@ feature_names_in_ : ndarray of str
                                  n_estimators=1 if mode == "constant" else None)
             if mode == "constant":
                 run.ensemble.best_iteration_ = 0
-            if getattr(self, "calibrate", False) and val[0] is not None:
+            if self.calibrate and val[0] is not None:
                 run.shift = self._calibrate(run, val, fitted)
         self._set_fitted(family, run, mode, fitted)
         return self
@@ -196,6 +201,7 @@ feature_names_in_ : ndarray of str
             "ensemble_": ensemble,
             "raw_floor_": run.objective.raw_floor,
             "dispersion_shift_": float(run.shift),
+            "linear_start_": run.linear,
             "early_stopping_": mode,
             "step_": run.step,
             "n_iter_": ensemble.n_iter_,
@@ -266,7 +272,7 @@ feature_names_in_ : ndarray of str
         valid_score = start_score = None
         if X_val is not None:
             column = objective.dispersion_column()
-            if getattr(self, "calibrate", False) and column is not None:
+            if self.calibrate and column is not None:
                 search = DispersionSearch(objective.loss, data_val, w_val, column)
                 last = {"shift": 0.0}
 
@@ -319,7 +325,7 @@ feature_names_in_ : ndarray of str
         w = np.ones(n) if sample_weight is None else sample_weight
         folds = cv_folds(n, seed, class_strata(family, y, 1.0 / CV_FOLDS))
         penalty = None
-        if getattr(self, "linear_start", False):
+        if self.linear_start:
             def make_loss(y_rows):
                 objective = self._make_objective(family, None, y_rows, None, warn=False,
                                                  context=context)
@@ -345,7 +351,7 @@ feature_names_in_ : ndarray of str
         final.cv_curve = np.average(padded_curves([r.valid_curve for r in runs]), axis=0,
                                     weights=weights)
         column = final.objective.dispersion_column()
-        if getattr(self, "calibrate", False) and column is not None:
+        if self.calibrate and column is not None:
             oof = np.empty((n, final.objective.n_outputs))
             for run, (_, valid) in zip(runs, folds, strict=True):
                 X_valid = take_rows(X, valid)
@@ -370,7 +376,7 @@ feature_names_in_ : ndarray of str
         X = check_X(self, X, reset=False)
         raw = self.ensemble_.predict_raw(self._tree_X(X, vars(self)), iteration)
         raw = self._unfloored_raw(raw, X)
-        name = getattr(self.family_, "dispersion_param", None)
+        name = self.family_.dispersion_param
         column = None if name is None else self.family_.param_names.index(name)
         return np.maximum(apply_shift(raw, column, self.dispersion_shift_), self.raw_floor_)
 
@@ -469,7 +475,7 @@ feature_names_in_ : ndarray of str
         state["raw_floor_"] = [v if np.isfinite(v) else None for v in self.raw_floor_]
         state["family_"] = self.family_.get_state()
         state["ensemble_"] = self.ensemble_.to_dict()
-        linear = getattr(self, "linear_start_", None)
+        linear = self.linear_start_
         state["linear_start_"] = None if linear is None else linear.to_dict()
         return state
 
@@ -513,7 +519,7 @@ def class_strata(family, y, validation_fraction):
     can appear on both sides (at least 2 rows per class, both sides at least as long as the
     number of classes); None otherwise (a plain random split), as scikit-learn's
     HistGradientBoosting classifier."""
-    if not getattr(family, "classification", hasattr(family, "class_probs")):
+    if not family.classification:
         return None
     counts = np.unique(y, return_counts=True)[1]
     n_val = int(np.ceil(validation_fraction * y.size))

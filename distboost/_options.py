@@ -14,6 +14,7 @@ plain Python code with a real signature (the ``dataclasses`` technique), so ``in
 from __future__ import annotations
 
 import math
+import textwrap
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
@@ -191,8 +192,6 @@ def _fill(doc: str | None, token: str, text: str) -> str | None:
 
 
 def _wrap(text: str, width: int = 88) -> list[str]:
-    import textwrap
-
     return textwrap.wrap(text, width) or [""]
 
 
@@ -236,8 +235,7 @@ class OptionsMixin:
         """The engine's options for a fit on ``n`` training rows with the integer ``seed``
         (no side effects)."""
         leaves, min_rows = auto_tree_size(n)
-        num_leaves = getattr(self, "num_leaves", 31)
-        min_child = getattr(self, "min_child_samples", 20)
+        num_leaves, min_child = self.num_leaves, self.min_child_samples
         fields = dict(
             n_estimators=self.n_estimators,
             learning_rate=self.learning_rate,

@@ -79,7 +79,7 @@ class FamilyObjective:
             raise ValueError(
                 f"scoring_rule must be one of {list(SCORING_RULES)}, got {scoring_rule!r}."
             )
-        if scoring_rule == "crps" and not getattr(family, "closed_form_crps", False):
+        if scoring_rule == "crps" and not family.closed_form_crps:
             raise ValueError(
                 f"scoring_rule='crps' needs a closed-form CRPS, which family {family.name!r} "
                 "does not have; use scoring_rule='nll' (the log score)."
@@ -122,7 +122,7 @@ class FamilyObjective:
     def dispersion_column(self) -> int | None:
         """Column of the model's raw scores that dispersion calibration shifts (None: the
         family has no dispersion parameter)."""
-        name = getattr(self.family, "dispersion_param", None)
+        name = self.family.dispersion_param
         if name is None:
             return None
         return self.family.param_names.index(name)
@@ -246,7 +246,7 @@ def slope_mask(family) -> np.ndarray:
     """Raw outputs a linear start gives slopes: all but the dispersion parameter (as the AFT
     models and GAMLSS's usual start; the trees add a varying dispersion)."""
     mask = np.ones(family.n_params)
-    dispersion = getattr(family, "dispersion_param", None)
+    dispersion = family.dispersion_param
     if dispersion is not None and family.n_params > 1:
         mask[family.param_names.index(dispersion)] = 0.0
     return mask
