@@ -15,7 +15,7 @@ $(PY):
 # then the package with its dev extra.
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install --quiet "torch==2.13.0" || echo "torch 2.13.0 CPU build not served here; the package's torch>=2.1 requirement will be used"
-	$(PY) -m pip install --quiet -e ".[dev,docs]"
+	$(PY) -m pip install --quiet -e ".[dev,docs,dask,shap]"
 	touch $(STAMP)
 
 demo: $(STAMP)
