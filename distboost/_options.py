@@ -127,6 +127,11 @@ OPTIONS: dict[str, Option] = {
         None, [None, HasMethods(["fit", "predict"])], "sklearn regressor",
         "None: LightGBM histogram trees.  Otherwise any scikit-learn regressor (e.g. "
         "``DecisionTreeRegressor(max_depth=3)``), cloned for every round and parameter."),
+    "backend": Option(
+        None, [StrOptions({"lightgbm", "xgboost"}), None], '{"lightgbm", "xgboost"} or None',
+        "The tree library: LightGBM (None, the default) or XGBoost (``\"xgboost\"``, the "
+        "trees of :mod:`distboost.dask` models; needs the ``dask`` extra).  Ignored with a "
+        "``base_learner``."),
     "random_state": Option(
         None, ["random_state"], "int",
         "Seed of subsampling, the validation split and the cross-validation folds."),
@@ -251,6 +256,7 @@ class OptionsMixin:
             n_jobs=self.n_jobs,
             verbose=self.verbose,
             base_learner=self.base_learner,
+            backend=None if self.base_learner is not None else self.backend,
         )
         fields.update(overrides)
         return EngineParams(**fields)

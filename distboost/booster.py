@@ -81,7 +81,7 @@ class Booster(OptionsMixin, BaseEstimator):
 
     _options = ("loss", "n_outputs", "init", "step", "fisher", "n_estimators",
                 "learning_rate", "num_leaves", "max_depth", "min_child_samples", "subsample",
-                "colsample", "reg_lambda", "max_bin", "n_iter_no_change", "base_learner",
+                "colsample", "reg_lambda", "max_bin", "n_iter_no_change", "base_learner", "backend",
                 "clip_gradients", "callback", "random_state", "n_jobs", "verbose")
     _n_positional = 1
     _defaults = {"n_estimators": 100, "learning_rate": 0.1, "num_leaves": 31,

@@ -60,7 +60,7 @@ class DistributionalClassifier(ClassifierMixin, DistributionalEstimator):
     _options = ("family", "n_estimators", "learning_rate", "step", "num_leaves", "max_depth",
                 "min_child_samples", "subsample", "colsample", "reg_lambda", "max_bin",
                 "linear_start", "early_stopping", "validation_fraction", "n_iter_no_change",
-                "base_learner", "random_state", "n_jobs", "verbose")
+                "base_learner", "backend", "random_state", "n_jobs", "verbose")
     _n_positional = 1
     _defaults = {"n_estimators": 100, "learning_rate": 0.1, "step": "fisher",
                  "num_leaves": 31, "min_child_samples": 20, "reg_lambda": 3.0,

@@ -50,7 +50,7 @@ class DistributionalRegressor(RegressorMixin, DistributionalEstimator):
     _options = ("family", "scoring_rule", "n_estimators", "learning_rate", "step",
                 "num_leaves", "max_depth", "min_child_samples", "subsample", "colsample",
                 "reg_lambda", "max_bin", "calibrate", "linear_start", "early_stopping",
-                "validation_fraction", "n_iter_no_change", "links", "base_learner",
+                "validation_fraction", "n_iter_no_change", "links", "base_learner", "backend",
                 "random_state", "n_jobs", "verbose")
     _n_positional = 1
 

@@ -356,7 +356,7 @@ class VaryingCoefficientRegressor(RegressorMixin, DistributionalEstimator):
     _options = ("family", "linear_features", "effect_modifiers", "n_estimators",
                 "learning_rate", "step", "num_leaves", "max_depth", "min_child_samples",
                 "subsample", "colsample", "reg_lambda", "max_bin", "early_stopping",
-                "validation_fraction", "n_iter_no_change", "links", "base_learner",
+                "validation_fraction", "n_iter_no_change", "links", "base_learner", "backend",
                 "random_state", "n_jobs", "verbose")
     _n_positional = 1
     _defaults = {"n_estimators": 300, "learning_rate": 0.1, "step": "natural",

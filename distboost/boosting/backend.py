@@ -6,11 +6,12 @@ names LightGBM or scikit-learn.  A backend is registered under a name with the d
 of its two classes (imported on first use, so an optional dependency costs nothing until
 asked for)::
 
-    register_backend("xgboost", "distboost.boosting.xgboost_backend:XGBoostBackend",
-                     "distboost.boosting.xgboost_backend:XGBoostModel")
+    register_backend("mytrees", "mypackage.trees:MyBackend", "mypackage.trees:MyModel")
 
-Built in: ``"lightgbm"`` (the default) and ``"sklearn"`` (any scikit-learn regressor as
-``EngineParams.base_learner``; chosen automatically when a base learner is given).
+Built in: ``"lightgbm"`` (the default), ``"xgboost"`` (XGBoost's histogram trees; the
+trees of :mod:`distboost.dask` models; needs the ``dask`` extra or xgboost) and
+``"sklearn"`` (any scikit-learn regressor as ``EngineParams.base_learner``; chosen
+automatically when a base learner is given).
 
 A backend class is constructed as ``Backend(params, init_raw, X, sample_weight, X_val)``
 with the :class:`~distboost.boosting.EngineParams`, the start values (K,), the training
@@ -97,6 +98,8 @@ _REGISTRY: dict[str, tuple[str | type, str | type]] = {
                  "distboost.boosting.lightgbm_backend:LightGBMModel"),
     "sklearn": ("distboost.boosting.sklearn_backend:SklearnBackend",
                 "distboost.boosting.sklearn_backend:SklearnModel"),
+    "xgboost": ("distboost.boosting.xgboost_backend:XGBoostBackend",
+                "distboost.boosting.xgboost_backend:XGBoostModel"),
 }
 
 

@@ -1,0 +1,239 @@
+"""XGBoost tree backend: one multi-output booster fed the engine's gradients each round.
+
+The same trees serve three uses: in-process training
+(``DistributionalRegressor(backend="xgboost")``), the models that
+:class:`distboost.dask.DaskDistributionalRegressor` trains on a cluster (``to_local()`` and
+saved models predict through :class:`XGBoostModel`), and later GPUs.  The booster has
+``num_target=K`` outputs and grows one tree per output a round
+(``multi_strategy="one_output_per_tree"``, XGBoost's default), from the ``(grad, hess)`` of
+the step rule (its public ``Booster.boost``); ``base_score`` is 0, so the booster's margin is
+the sum of its trees and the start values stay with the engine, as for LightGBM.
+
+The engine's options map to XGBoost's (:func:`xgb_params`): ``num_leaves`` to
+``max_leaves`` with leaf-wise growth (``grow_policy="lossguide"``, LightGBM's order),
+``min_child_samples`` to ``min_child_weight`` (the engine rescales the curvature to a mean of
+one per row at the start values, so a hessian sum counts rows approximately: XGBoost has no
+row-count limit), ``reg_lambda`` to ``lambda``, ``colsample`` to ``colsample_bytree``.
+
+XGBoost cannot take a round back in place; a rejected round (the engine's line search) is
+removed by slicing the booster (``booster[:r]``), which copies the model: cheap for the
+rare round that needs it.  Text models (``save_raw("json")``) make saving safe: no pickle.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["XGBoostBackend", "XGBoostModel", "xgb_params"]
+
+#: Below this many rows XGBoost runs on one thread unless ``n_jobs`` says otherwise (as the
+#: LightGBM backend: threads cost more than they save on small data).
+SINGLE_THREAD_ROWS = 10_000
+
+
+def _xgboost():
+    try:
+        import xgboost
+    except ImportError as err:  # pragma: no cover - the dask extra installs it
+        raise ImportError(
+            "The 'xgboost' tree backend needs the xgboost package: pip install "
+            "'distboost[dask]' (or xgboost-cpu, or xgboost)."
+        ) from err
+    return xgboost
+
+
+def xgb_params(params, k: int, n: int | None = None) -> dict:
+    """XGBoost's parameters for the engine's :class:`~distboost.boosting.EngineParams`.
+
+    Parameters
+    ----------
+    params : EngineParams
+    k : int
+        Outputs (``num_target``).
+    n : int, optional
+        Training rows on this process (one thread below :data:`SINGLE_THREAD_ROWS` unless
+        ``params.n_jobs`` is set); None: XGBoost's default threads.
+
+    Returns
+    -------
+    dict
+    """
+    out = {
+        "tree_method": "hist",
+        "grow_policy": "lossguide",
+        "max_leaves": int(params.num_leaves),
+        "max_depth": 0 if params.max_depth is None or params.max_depth < 0
+        else int(params.max_depth),
+        "min_child_weight": float(params.min_child_samples),
+        "lambda": float(params.reg_lambda),
+        "alpha": 0.0,
+        "subsample": float(params.subsample),
+        "colsample_bytree": float(params.colsample),
+        "max_bin": int(params.max_bin),
+        "eta": float(params.learning_rate),
+        "num_target": int(k),
+        "base_score": 0.0,
+        "disable_default_eval_metric": 1,
+        "seed": 0 if params.random_state is None else int(params.random_state),
+        "verbosity": 0,
+    }
+    if params.n_jobs is not None:
+        out["nthread"] = int(params.n_jobs)
+    elif n is not None and n < SINGLE_THREAD_ROWS:
+        out["nthread"] = 1
+    return out
+
+
+def _matrix(xgb, X):
+    """A DMatrix of the features (pandas categoricals as XGBoost categoricals, NaN missing)."""
+    return xgb.DMatrix(X, enable_categorical=True, missing=np.nan)
+
+
+class XGBoostBackend:
+    """Grows the trees of each round with XGBoost (in-process)."""
+
+    name = "xgboost"
+    #: dtype and memory order of the ``(grad, hess)`` arrays XGBoost takes as they are.
+    layout = (np.float32, "C")
+
+    def __init__(self, params, init_raw: np.ndarray, X, sample_weight, X_val):
+        xgb = _xgboost()
+        self.k = init_raw.size
+        n = X.shape[0]
+        self._base_rate = self._rate = float(params.learning_rate)
+        self.train = _matrix(xgb, X)
+        self.booster = xgb.Booster(xgb_params(params, self.k, n), [self.train])
+        self.valid = None if X_val is None else _matrix(xgb, X_val)
+        self._scores = np.tile(np.asarray(init_raw, dtype=np.float64), (n, 1))
+        self._valid_scores = (None if X_val is None
+                              else np.tile(np.asarray(init_raw, dtype=np.float64),
+                                           (X_val.shape[0], 1)))
+        self._rounds = 0
+        self._last = None  # (grad, hess, train delta, valid delta) of the last round
+
+    def _round_margin(self, data, r: int) -> np.ndarray:
+        out = self.booster.predict(data, output_margin=True, iteration_range=(r, r + 1))
+        return np.reshape(out, (-1, self.k)).astype(np.float64)
+
+    def train_scores(self) -> np.ndarray:
+        """Raw scores of the training rows (start values included), shape (n, K)."""
+        return self._scores
+
+    def valid_raw(self) -> np.ndarray | None:
+        """Raw scores of the validation rows, shape (n_val, K), or None."""
+        return self._valid_scores
+
+    def grow(self, grad: np.ndarray, hess: np.ndarray, learning_rate: float) -> None:
+        """One round of ``K`` trees from ``(grad, hess)`` (shape (n, K)) shrunk by
+        ``learning_rate``."""
+        if learning_rate != self._rate:
+            self.booster.set_param({"eta": float(learning_rate)})
+            self._rate = learning_rate
+        g = np.asarray(grad, dtype=np.float32).reshape(-1, self.k)
+        h = np.asarray(hess, dtype=np.float32).reshape(-1, self.k)
+        self.booster.boost(self.train, self._rounds, grad=g, hess=h)
+        r = self._rounds
+        self._rounds += 1
+        delta = self._round_margin(self.train, r)
+        self._scores = self._scores + delta
+        delta_val = None
+        if self.valid is not None:
+            delta_val = self._round_margin(self.valid, r)
+            self._valid_scores = self._valid_scores + delta_val
+        self._last = (grad, hess, delta, delta_val)
+
+    def rollback(self) -> None:
+        """Remove the last round: its trees and their share of the scores."""
+        _, _, delta, delta_val = self._last
+        self._rounds -= 1
+        self.booster = self.booster[: self._rounds] if self._rounds else self._empty()
+        self._scores = self._scores - delta
+        if delta_val is not None:
+            self._valid_scores = self._valid_scores - delta_val
+
+    def _empty(self):
+        """A booster with no rounds and this booster's parameters."""
+        xgb = _xgboost()
+        config = self.booster.save_config()
+        booster = xgb.Booster(cache=[self.train])
+        booster.load_config(config)
+        return booster
+
+    def retry(self, learning_rate: float) -> None:
+        """Take the last round back and grow it again from its ``(grad, hess)`` with
+        ``learning_rate``."""
+        grad, hess = self._last[:2]
+        self.rollback()
+        self.grow(grad, hess, learning_rate)
+
+    def finish(self) -> XGBoostModel:
+        if self._rate != self._base_rate:
+            self.booster.set_param({"eta": self._base_rate})
+        self._last = self.train = self.valid = None
+        return XGBoostModel(self.booster, self.k)
+
+
+class XGBoostModel:
+    """Prediction side of the XGBoost backend (also what a Dask-trained model holds).
+
+    Parameters
+    ----------
+    booster : xgboost.Booster or None
+        ``K`` outputs, ``base_score`` 0 (its margin is the sum of its trees); None for a
+        model of no rounds.
+    k : int
+    """
+
+    name = "xgboost"
+
+    def __init__(self, booster, k: int):
+        self.booster = booster
+        self.k = int(k)
+
+    def _rounds(self) -> int:
+        return 0 if self.booster is None else self.booster.num_boosted_rounds()
+
+    def predict_raw(self, X, num_iteration: int) -> np.ndarray:
+        """Sum of the first ``num_iteration`` rounds' trees, shape (n, K)."""
+        num_iteration = min(int(num_iteration), self._rounds())
+        if num_iteration <= 0:
+            return np.zeros((X.shape[0], self.k))
+        out = self.booster.inplace_predict(X, iteration_range=(0, num_iteration),
+                                           predict_type="margin", missing=np.nan)
+        return np.reshape(np.asarray(out, dtype=np.float64), (X.shape[0], self.k))
+
+    def to_text(self, num_iteration: int) -> str:
+        """The first ``num_iteration`` rounds as XGBoost's JSON model ("" for none)."""
+        num_iteration = min(int(num_iteration), self._rounds())
+        if num_iteration <= 0:
+            return ""
+        booster = self.booster
+        if num_iteration < booster.num_boosted_rounds():
+            booster = booster[:num_iteration]
+        return bytes(booster.save_raw("json")).decode("utf-8")
+
+    @classmethod
+    def from_text(cls, text: str, k: int) -> XGBoostModel:
+        """Rebuild from :meth:`to_text` output (JSON: loading executes nothing)."""
+        if not text:
+            return cls(None, k)
+        xgb = _xgboost()
+        booster = xgb.Booster()
+        booster.load_model(bytearray(text.encode("utf-8")))
+        return cls(booster, k)
+
+    def feature_importances(self, num_iteration: int) -> np.ndarray:
+        """Total gain of each feature per output, shape (K, p)."""
+        p = 0 if self.booster is None else self.booster.num_features()
+        out = np.zeros((self.k, p))
+        num_iteration = min(int(num_iteration), self._rounds())
+        if num_iteration <= 0:
+            return out
+        frame = self.booster[:num_iteration].trees_to_dataframe()
+        splits = frame[frame["Feature"] != "Leaf"]
+        names = self.booster.feature_names or [f"f{j}" for j in range(p)]
+        column = {name: j for j, name in enumerate(names)}
+        rows = splits["Tree"].to_numpy() % self.k
+        cols = splits["Feature"].map(column).to_numpy()
+        np.add.at(out, (rows, cols.astype(int)), splits["Gain"].to_numpy())
+        return out
