@@ -1,0 +1,253 @@
+"""Dask inputs made into one checked frame: features, target and weight, row-aligned.
+
+``X`` (a Dask DataFrame or 2-D Array), ``y`` (Series, 1-D Array, a two-column DataFrame or an
+``(n, 2)`` Array of censoring bounds) and ``sample_weight`` are checked in one pass over the
+partitions (rows per partition, columns and dtypes of every partition against the
+collection's declared ones, infinite feature values, the target's support, negative
+weights) and joined partition by partition, never by index: Dask's index alignment would
+silently reorder or drop rows of collections read separately.  String and object columns
+become categoricals with the categories of the whole collection (``categorize``), as the
+in-process estimators treat them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["TrainingFrame", "as_frame", "Y_COLS", "W_COL"]
+
+Y_COLS = ("__distboost_y0", "__distboost_y1")
+W_COL = "__distboost_w"
+
+
+def _dd():
+    import dask.dataframe as dd
+
+    return dd
+
+
+def _features(X, feature_names=None):
+    """``X`` as a Dask DataFrame with string column names (arrays get ``x0, x1, ...`` unless
+    ``feature_names``)."""
+    dd = _dd()
+    import dask.array as da
+
+    if isinstance(X, dd.DataFrame):
+        return X, True
+    if isinstance(X, da.Array):
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D; got a Dask Array of shape {X.shape}.")
+        if X.numblocks[1] != 1:
+            X = X.rechunk({1: -1})
+        names = (list(feature_names) if feature_names is not None
+                 else [f"x{j}" for j in range(X.shape[1])])
+        return dd.from_dask_array(X.astype(np.float64), columns=names), False
+    raise TypeError(
+        f"X must be a Dask DataFrame or Dask Array, got {type(X).__name__}; for data in "
+        "memory use distboost.DistributionalRegressor (or dask.dataframe.from_pandas)."
+    )
+
+
+def _target_frame(y, name: str):
+    """The target as a Dask DataFrame with one or two columns named :data:`Y_COLS`."""
+    dd = _dd()
+    import dask.array as da
+
+    if isinstance(y, dd.Series):
+        return y.to_frame(name=Y_COLS[0])
+    if isinstance(y, dd.DataFrame):
+        if len(y.columns) not in (1, 2):
+            raise ValueError(f"{name} as a Dask DataFrame must have 1 column (the target) or "
+                             f"2 (censoring bounds), got {len(y.columns)}.")
+        return y.rename(columns=dict(zip(y.columns, Y_COLS, strict=False)))
+    if isinstance(y, da.Array):
+        if y.ndim == 1:
+            return dd.from_dask_array(y, columns=Y_COLS[0]).to_frame()
+        if y.ndim == 2 and y.shape[1] in (1, 2):
+            if y.numblocks[1] != 1:
+                y = y.rechunk({1: -1})
+            return dd.from_dask_array(y, columns=list(Y_COLS[: y.shape[1]]))
+        raise ValueError(f"{name} must be 1-D or (n, 2) bounds; got shape {y.shape}.")
+    raise TypeError(f"{name} must be a Dask Series, DataFrame or Array, got "
+                    f"{type(y).__name__}.")
+
+
+def _weight_frame(w, name: str):
+    dd = _dd()
+    import dask.array as da
+
+    if isinstance(w, dd.Series):
+        return w.to_frame(name=W_COL)
+    if isinstance(w, da.Array) and w.ndim == 1:
+        return dd.from_dask_array(w, columns=W_COL).to_frame()
+    raise TypeError(f"{name} must be a Dask Series or 1-D Dask Array, got "
+                    f"{type(w).__name__}.")
+
+
+def _partition_facts(part, columns, dtypes, role):
+    """Rows, and what disagrees with the declared columns and dtypes, of one partition."""
+    wrong = None
+    if list(part.columns) != list(columns):
+        wrong = f"columns {list(part.columns)} instead of {list(columns)}"
+    else:
+        bad = [c for c, d in zip(columns, dtypes, strict=True) if part[c].dtype != d]
+        if bad:
+            c = bad[0]
+            wrong = f"column {c!r} has dtype {part[c].dtype} instead of {dtypes[columns.index(c)]}"
+    n_inf = {}
+    if role == "X" and wrong is None:
+        for c in columns:
+            if pd.api.types.is_numeric_dtype(part[c].dtype):
+                k = int(np.isinf(part[c].to_numpy(dtype=np.float64, na_value=np.nan)).sum())
+                if k:
+                    n_inf[c] = k
+    return len(part), wrong, n_inf
+
+
+def _facts(frame, role):
+    import dask
+
+    columns, dtypes = list(frame.columns), list(frame.dtypes)
+    return [dask.delayed(_partition_facts)(p, columns, dtypes, role)
+            for p in frame.to_delayed()]
+
+
+class TrainingFrame:
+    """Checked, row-aligned features, target and weight of a fit (or of ``score``).
+
+    Attributes
+    ----------
+    frame : dask.dataframe.DataFrame
+        The feature columns, then :data:`Y_COLS` (one, or two for bounds), then
+        :data:`W_COL` when weighted.
+    feature_names : list of str
+    categories : dict of str to list
+        Categories of each categorical feature column.
+    n_rows : int
+    partition_rows : list of int
+    bounds : bool
+        True when the target is ``(lower, upper)`` bounds.
+    """
+
+    def __init__(self, frame, feature_names, categories, n_rows, partition_rows, bounds,
+                 weighted, from_dataframe):
+        self.frame = frame
+        self.feature_names = feature_names
+        self.categories = categories
+        self.n_rows = n_rows
+        self.partition_rows = partition_rows
+        self.bounds = bounds
+        self.weighted = weighted
+        self.from_dataframe = from_dataframe
+
+    @property
+    def y_columns(self) -> list[str]:
+        return list(Y_COLS[: 2 if self.bounds else 1])
+
+    def features(self, frame=None):
+        return (self.frame if frame is None else frame)[self.feature_names]
+
+
+def as_frame(client, X, y=None, sample_weight=None, *, name: str = "", categories=None,
+             feature_names=None) -> TrainingFrame:
+    """Check ``X``, ``y`` and ``sample_weight`` in one pass and join them by partition.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    X, y, sample_weight : Dask collections (``y`` and ``sample_weight`` optional)
+    name : str
+        Prefix of error messages ("eval_set: ").
+    categories : dict, optional
+        Categories of fit (predict-time and validation data are set to these).
+    feature_names : list of str, optional
+        The column names of fit, for a Dask Array ``X``.
+
+    Raises
+    ------
+    ValueError
+        Partitions whose columns or dtypes differ from the collection's; different
+        numbers of partitions or rows per partition between ``X``, ``y`` and
+        ``sample_weight``; infinite feature values; negative or all-zero weights.
+    """
+    dd = _dd()
+    X, from_dataframe = _features(X, feature_names)
+    X = _categorical(X, categories)
+    parts = {"X": X}
+    if y is not None:
+        parts["y"] = _target_frame(y, f"{name}y")
+    if sample_weight is not None:
+        parts["sample_weight"] = _weight_frame(sample_weight, f"{name}sample_weight")
+    counts = {role: f.npartitions for role, f in parts.items()}
+    if len(set(counts.values())) > 1:
+        raise ValueError(f"{name}X, y and sample_weight must have the same number of "
+                         f"partitions; got {counts} (repartition them alike).")
+    facts = client.compute({role: _facts(f, role) for role, f in parts.items()}, sync=True)
+    rows = {role: [f[0] for f in v] for role, v in facts.items()}
+    for role, v in facts.items():
+        for i, (_, wrong, _) in enumerate(v):
+            if wrong is not None:
+                raise ValueError(
+                    f"{name}{role}: partition {i} of {len(v)} disagrees with the collection's "
+                    f"declared schema: {wrong}. Every partition must have the same columns "
+                    "and dtypes (e.g. read the Parquet files with one schema, or cast with "
+                    "astype before fitting).")
+    for role in rows:
+        if rows[role] != rows["X"]:
+            i = next(j for j, (a, b) in enumerate(zip(rows[role], rows["X"], strict=True))
+                     if a != b)
+            raise ValueError(
+                f"{name}{role} does not align with X: partition {i} has {rows[role][i]} rows "
+                f"in {role} and {rows['X'][i]} in X ({sum(rows[role])} and {sum(rows['X'])} "
+                "rows in all). Build them from the same source with the same partitions.")
+    n_inf: dict[str, int] = {}
+    for _, _, bad in facts["X"]:
+        for c, k in bad.items():
+            n_inf[c] = n_inf.get(c, 0) + k
+    if n_inf:
+        c = next(iter(n_inf))
+        raise ValueError(f"{name}Column {c!r} of X has {n_inf[c]} of {sum(rows['X'])} rows "
+                         "that are infinite; use NaN for missing values.")
+    n_rows = sum(rows["X"])
+    if n_rows == 0:
+        raise ValueError(f"{name}X has 0 rows; at least 1 row is required.")
+    frames = list(parts.values())
+    frame = dd.map_partitions(_join, *frames, align_dataframes=False,
+                              meta=_join(*[f._meta for f in frames]))
+    cats = {c: list(X[c].cat.categories) for c in X.columns
+            if isinstance(X[c].dtype, pd.CategoricalDtype)}
+    bounds = "y" in parts and len(parts["y"].columns) == 2
+    return TrainingFrame(frame, [str(c) for c in X.columns], cats, n_rows, rows["X"], bounds,
+                         sample_weight is not None, from_dataframe)
+
+
+def _join(*parts):
+    out = pd.concat([p.reset_index(drop=True) for p in parts], axis=1)
+    out.columns = [str(c) for c in out.columns]
+    return out
+
+
+def _categorical(X, categories):
+    """String and object columns as categoricals with known categories; with
+    ``categories`` (those of fit), every categorical column set to them."""
+    textual = [c for c in X.columns
+               if X[c].dtype == object or pd.api.types.is_string_dtype(X[c].dtype)
+               or (isinstance(X[c].dtype, pd.CategoricalDtype) and not X[c].cat.known)]
+    if categories is None:
+        if textual:
+            X = X.categorize(columns=textual)
+        return X
+    for c, cats in categories.items():
+        if c in X.columns:
+            X[c] = X[c].map_partitions(_set_categories, cats,
+                                       meta=pd.Series(pd.Categorical([], categories=cats),
+                                                      name=c))
+    return X
+
+
+def _set_categories(s, cats):
+    """Categories of fit; unseen values become missing (as in-process)."""
+    values = s.astype(object)
+    return pd.Series(pd.Categorical(values.where(values.isin(cats)), categories=cats),
+                     index=s.index, name=s.name)

@@ -1,0 +1,213 @@
+"""What runs on the Dask workers inside ``xgboost.dask.train``: objective, metric, guard.
+
+Each worker holds some partitions of the training (and validation) rows in its own
+``DMatrix``.  XGBoost calls the custom objective with the worker's rows only; everything
+global is either fixed before training (start values, curvature scale, mean weight) or one
+all-reduce of a few numbers (``xgboost.collective.allreduce``): the training loss, the
+validation loss and the dispersion shift's grid of losses.
+
+The target travels in XGBoost's float32 fields as exact float32 pairs (``hi = float32(y)``,
+``lo = float32(y - hi)``, see :func:`pack_target`), so that a target offset by 1e9 keeps its
+float64 precision.  Losses recorded in a round go into a module-level table of the worker
+process, keyed by the fit, where the :class:`DescentGuard` callback (same process) reads
+them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from ..boosting.derivatives import NonFiniteLoss, step_derivatives
+from ..boosting.engine import DESCENT_RTOL
+from ..calibration import DispersionSearch
+
+__all__ = ["pack_target", "unpack_target", "WorkerObjective", "WorkerMetric",
+           "make_guard", "pop_state", "TRAIN", "VALID"]
+
+#: fit key -> {"train": [loss before each round], "valid": [...], "shift": [...]}
+_STATE: dict[str, dict[str, list]] = {}
+TRAIN, VALID = "train", "valid"
+
+
+def _split(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    hi = v.astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        lo = (v - hi.astype(np.float64)).astype(np.float32)
+    lo[~np.isfinite(v)] = 0.0
+    return hi, lo
+
+
+def slots(k: int) -> int:
+    """Float32 columns XGBoost carries per row for a target: the label (``K`` columns when
+    ``K >= 2``, else 1) and the two interval bounds."""
+    return (k if k >= 2 else 1) + 2
+
+
+def pack_target(y: np.ndarray, k: int) -> dict[str, np.ndarray]:
+    """XGBoost's fields holding ``y`` (shape (n,) or (n, 2) bounds) as float32 pairs.
+
+    Returns ``{"label": (n, L), "label_lower_bound": (n,), "label_upper_bound": (n,)}``.
+    Bounds take four float32 values a row; with ``K = 1`` only three slots exist and the
+    upper bound keeps float32 precision (a relative error below 6e-8).
+    """
+    y = np.asarray(y, dtype=np.float64)
+    pieces = []
+    for column in (y[:, None] if y.ndim == 1 else y).T:
+        pieces.extend(_split(column))
+    n = y.shape[0]
+    width = slots(k)
+    out = np.zeros((n, width), dtype=np.float32)
+    m = min(len(pieces), width)
+    for j in range(m):
+        out[:, j] = pieces[j]
+    n_label = width - 2
+    return {"label": out[:, :n_label] if n_label > 1 else out[:, 0],
+            "label_lower_bound": out[:, n_label], "label_upper_bound": out[:, n_label + 1]}
+
+
+def unpack_target(dmatrix, k: int, censored: bool) -> np.ndarray:
+    """The float64 target of a worker's ``DMatrix`` (inverse of :func:`pack_target`)."""
+    label = np.asarray(dmatrix.get_label(), dtype=np.float32).reshape(dmatrix.num_row(), -1)
+    cols = [label[:, j] for j in range(label.shape[1])]
+    cols.append(np.asarray(dmatrix.get_float_info("label_lower_bound"), dtype=np.float32))
+    cols.append(np.asarray(dmatrix.get_float_info("label_upper_bound"), dtype=np.float32))
+    f64 = [c.astype(np.float64) for c in cols]
+    if not censored:
+        return f64[0] + f64[1]
+    lower = f64[0] + f64[1]
+    upper = f64[2] + (f64[3] if len(f64) > 3 else 0.0)
+    return np.column_stack([lower, upper])
+
+
+def _weights(dmatrix, weight_mean: float) -> np.ndarray | None:
+    w = np.asarray(dmatrix.get_weight(), dtype=np.float64)
+    return None if w.size == 0 else w / weight_mean
+
+
+def _allreduce(values) -> np.ndarray:
+    from xgboost import collective
+
+    return collective.allreduce(np.asarray(values, dtype=np.float64), collective.Op.SUM)
+
+
+class WorkerObjective:
+    """``obj(predt, dtrain) -> (grad, hess)`` of ``xgboost.dask.train`` for a family.
+
+    ``predt`` is the sum of the trees (``base_score`` 0); the start values are added here.
+    The pair is the engine's (:func:`~distboost.boosting.derivatives.step_derivatives`
+    with the fixed curvature scale), and the round's global training loss is recorded.
+    """
+
+    def __init__(self, objective, step: str, curvature_scale, weight_mean: float,
+                 key: str, censored: bool):
+        self.objective = objective
+        self.step = step
+        self.curvature_scale = np.asarray(curvature_scale, dtype=np.float64)
+        self.weight_mean = float(weight_mean)
+        self.key = key
+        self.k = objective.n_outputs
+        self.censored = bool(censored)
+
+    def __call__(self, predt, dtrain):
+        raw = np.asarray(predt, dtype=np.float64).reshape(-1, self.k) + self.objective.init_raw
+        y = unpack_target(dtrain, self.k, self.censored)
+        w = _weights(dtrain, self.weight_mean)
+        data = self.objective.data(None, y)
+        callables = self.objective.engine_callables(self.step, 0)
+        try:
+            per_row, grad, hess = step_derivatives(
+                callables["loss"], raw, data, self.step, fisher=callables.get("fisher"),
+                sample_weight=w, curvature_scale=self.curvature_scale,
+                derivatives=callables.get("derivatives"))
+            total = float(np.sum(per_row if w is None else per_row * w))
+        except NonFiniteLoss:
+            grad = np.zeros_like(raw)
+            hess = np.ones_like(raw)
+            total = math.nan
+        weight = float(len(y) if w is None else np.sum(w))
+        s = _allreduce([total, weight])
+        _STATE.setdefault(self.key, {}).setdefault(TRAIN, []).append(float(s[0] / s[1]))
+        return grad.astype(np.float32), hess.astype(np.float32)
+
+
+class _AllReducedSearch(DispersionSearch):
+    """The dispersion search with the weighted mean loss all-reduced over the workers."""
+
+    def __init__(self, loss, data, weight, k, total_weight):
+        super().__init__(loss, data, None, k)
+        n = len(next(iter(data.values())))
+        w = np.ones(n) if weight is None else np.asarray(weight, dtype=np.float64)
+        self.w = torch.as_tensor(w)
+        self.total = total_weight
+
+    def _mean_loss(self, raw, deltas):
+        local = super()._mean_loss(raw, deltas)  # sum_i w_i loss_i (w unnormalised)
+        local = np.where(np.isfinite(local), local, np.inf)
+        return _allreduce(local) / self.total
+
+
+class WorkerMetric:
+    """``custom_metric(predt, dvalid)``: the global weighted mean validation loss, after
+    the round's best dispersion shift when calibrating (then also ``"shift"``)."""
+
+    def __init__(self, objective, name: str, key: str, dispersion_column: int | None,
+                 censored: bool):
+        self.objective = objective
+        self.name = name
+        self.key = key
+        self.column = dispersion_column
+        self.k = objective.n_outputs
+        self.censored = bool(censored)
+        self._center = 0.0
+
+    def __call__(self, predt, dvalid):
+        raw = np.asarray(predt, dtype=np.float64).reshape(-1, self.k) + self.objective.init_raw
+        y = unpack_target(dvalid, self.k, self.censored)
+        w = _weights(dvalid, 1.0)
+        data = self.objective.data(None, y)
+        total_w = float(_allreduce([len(y) if w is None else np.sum(w)])[0])
+        state = _STATE.setdefault(self.key, {})
+        if self.column is None:
+            with torch.no_grad():
+                per_row = self.objective.loss(torch.as_tensor(raw), data).numpy()
+            local = float(np.sum(per_row if w is None else per_row * w))
+            value = float(_allreduce([local])[0] / total_w)
+            state.setdefault(VALID, []).append(value)
+            return self.name, value
+        search = _AllReducedSearch(self.objective.loss, data, w, self.column, total_w)
+        shift, value = search(raw, center=self._center)
+        self._center = shift
+        state.setdefault(VALID, []).append(float(value))
+        state.setdefault("shift", []).append(float(shift))
+        return [(self.name, float(value)), ("shift", float(shift))]
+
+
+def pop_state(key: str) -> dict:
+    """The exact (float64) losses a fit recorded on this worker, removed from the table
+    (``client.run(pop_state, key)`` after training; every worker holds the same numbers)."""
+    return _STATE.pop(key, {})
+
+
+def make_guard(key: str, descent: bool = True):
+    """A ``TrainingCallback`` that stops training when the training loss is not finite or
+    rises (the engine's descent check, without its step halving: the driver removes the
+    rounds from the first rise on) or the validation loss is not finite."""
+    import xgboost
+
+    class DescentGuard(xgboost.callback.TrainingCallback):
+        def after_iteration(self, model, epoch, evals_log):
+            state = _STATE.get(key, {})
+            train = state.get(TRAIN, [])
+            if not train:
+                return False
+            last = train[-1]
+            if not math.isfinite(last):
+                return True
+            if descent and len(train) >= 2 and last > train[-2] + DESCENT_RTOL * abs(train[-2]):
+                return True
+            return bool(VALID in state and not math.isfinite(state[VALID][-1]))
+
+    return DescentGuard()

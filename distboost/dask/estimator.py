@@ -1,0 +1,424 @@
+"""Distributional regression on a Dask cluster, trained by XGBoost's distributed engine.
+
+:class:`DaskDistributionalRegressor` takes Dask collections (DataFrame / Series / Array,
+e.g. from ``dask.dataframe.read_parquet``) and trains the same model as
+:class:`~distboost.DistributionalRegressor` with ``backend="xgboost"``, on the workers that
+hold the rows: ``xgboost.dask.train`` runs the family's per-row objective
+(:class:`~distboost.dask._worker.WorkerObjective`) on each worker's partitions and
+all-reduces the histograms; early stopping and the dispersion calibration judge a
+distributed validation set through an all-reduced metric.  The global numbers a fit needs
+(start values, mean weight, curvature scale) are reductions over the partitions
+(:mod:`distboost.dask._reduce`).  ``to_local()`` gives the in-process regressor, which
+predicts the same numbers and saves in distboost's safe format.
+
+What differs from in-process training (``docs/dask.md``): XGBoost cannot halve a round's
+step, so a round that raises the training loss ends training (the rounds before it are
+kept, with a warning); there is no cross-validation mode, no linear start and no scikit-learn
+base learner; the held-out split (when no ``eval_set`` is given) is seeded per partition, so
+it is the same for the same data and partitioning.
+
+The conventions are those of ``lightgbm.dask`` and ``xgboost.dask``: a ``client`` option,
+else the default client (``distributed.default_client()``).
+"""
+
+from __future__ import annotations
+
+import uuid
+import warnings
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from .. import families as _families
+from .._options import Option, OptionsMixin
+from .._validation import check_eval_set, int_seed
+from ..boosting.engine import FittedEnsemble
+from ..boosting.xgboost_backend import XGBoostModel, xgb_params
+from ..estimators import DistributionalRegressor, check_target
+from ..objective import FamilyObjective
+from ._data import TrainingFrame, as_frame
+from ._reduce import global_curvature, holdout_split, refine_start, target_pass
+from ._worker import (
+    TRAIN,
+    VALID,
+    WorkerMetric,
+    WorkerObjective,
+    make_guard,
+    pack_target,
+    pop_state,
+    slots,
+)
+
+__all__ = ["DaskDistributionalRegressor"]
+
+#: Options shared with :class:`~distboost.DistributionalRegressor` (``to_local`` passes them).
+_SHARED = ("family", "scoring_rule", "n_estimators", "learning_rate", "step", "num_leaves",
+           "max_depth", "min_child_samples", "subsample", "colsample", "reg_lambda",
+           "max_bin", "calibrate", "early_stopping", "validation_fraction",
+           "n_iter_no_change", "links", "random_state", "n_jobs", "verbose")
+
+
+class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
+    """Distributional regression on Dask collections, trained by ``xgboost.dask``.
+
+    {parameters}
+
+    Attributes
+    ----------
+    family_, ensemble_, step_, dispersion_shift_, raw_floor_, init_params_, n_iter_,
+    best_iteration_, evals_result_, early_stopping_, n_features_in_, feature_names_in_
+        As :class:`~distboost.DistributionalRegressor`'s.
+    stopped_reason_ : str
+        "n_estimators", "early_stopping", "no_descent" or "non_finite_loss".
+
+    Examples
+    --------
+    >>> from distributed import LocalCluster, Client           # doctest: +SKIP
+    >>> import dask.dataframe as dd                              # doctest: +SKIP
+    >>> client = Client(LocalCluster(n_workers=2))               # doctest: +SKIP
+    >>> df = dd.read_parquet("data/")                            # doctest: +SKIP
+    >>> X, y = df.drop(columns="y"), df["y"]                     # doctest: +SKIP
+    >>> model = DaskDistributionalRegressor(family="normal").fit(X, y)  # doctest: +SKIP
+    >>> model.predict_params(X).head()                           # doctest: +SKIP
+    >>> local = model.to_local()   # an in-process DistributionalRegressor  # doctest: +SKIP
+    """
+
+    _options = (*_SHARED, "client")
+    _n_positional = 1
+    _extra_options = {
+        "early_stopping": Option(
+            "auto", [StrOptions({"auto", "holdout"}), "boolean"], '{"auto", "holdout"} or bool',
+            "How the number of rounds is chosen: stop when the validation loss has not "
+            "improved for ``n_iter_no_change`` rounds.  An ``eval_set`` given to ``fit`` is "
+            "the validation set; otherwise \"auto\", True and \"holdout\" hold out a seeded "
+            "``validation_fraction`` of every partition's rows; False keeps every round."),
+        "client": Option(
+            None, [None, object], "distributed.Client",
+            "The Dask client (None: ``distributed.default_client()``)."),
+    }
+    _docs = {"n_jobs": "Threads of XGBoost on each worker (None: XGBoost's default)."}
+    base_learner = None
+    backend = "xgboost"
+
+    # ------------------------------------------------------------------ fit
+    def _get_client(self):
+        if self.client is not None:
+            return self.client
+        from distributed import default_client
+
+        try:
+            return default_client()
+        except ValueError as err:
+            raise ValueError(
+                "DaskDistributionalRegressor needs a Dask client: pass client=... or start "
+                "one (distributed.Client(...)) before fit."
+            ) from err
+
+    def fit(self, X, y, sample_weight=None, eval_set=None, eval_sample_weight=None):
+        """Fit one boosted ensemble per distribution parameter on the cluster.
+
+        Parameters
+        ----------
+        X : dask DataFrame or dask Array of shape (n, p)
+            Features; categorical (or string) columns are categoricals, NaN is missing.
+        y : dask Series or 1-D Array of shape (n,), or (n, 2) bounds (a two-column dask
+            DataFrame or Array) for a censored family
+            Partitioned like X (the same rows per partition).
+        sample_weight : dask Series or 1-D Array of shape (n,), optional
+        eval_set : tuple (X_val, y_val) of dask collections, or a list of one, optional
+            Validation rows for early stopping and calibration.
+        eval_sample_weight : dask Series or Array, or a list of one, optional
+
+        Returns
+        -------
+        self
+        """
+        import xgboost
+        import xgboost.dask as xgb_dask
+
+        self._validate_params()
+        client = self._get_client()
+        family = _families.get(self.family, links=self.links)
+        seed = int_seed(self.random_state)
+        eval_set, eval_weight = check_eval_set(eval_set, eval_sample_weight)
+        data = as_frame(client, X, y, sample_weight)
+        if eval_set is not None:
+            valid = as_frame(client, eval_set[0], eval_set[1], eval_weight, name="eval_set: ",
+                             categories=data.categories, feature_names=data.feature_names)
+            if valid.feature_names != data.feature_names:
+                raise ValueError(f"eval_set: X has columns {valid.feature_names}, X of fit "
+                                 f"{data.feature_names}.")
+            train, mode = data, "eval_set"
+        elif self.early_stopping in ("auto", "holdout", True):
+            train_f, valid_f = holdout_split(data, self.validation_fraction, seed)
+            train, valid = _sub(data, train_f), _sub(data, valid_f)
+            mode = "holdout"
+        else:
+            train, valid, mode = data, None, "none"
+        train.frame = client.persist(train.frame)
+        if valid is not None:
+            valid.frame = client.persist(valid.frame)
+            target_pass(client, valid, family, check_target, seed, 0, name="y of eval_set")
+
+        total, y_sample, w_sample = target_pass(client, train, family, check_target, seed)
+        n_train = int(sum(client.compute([train.frame.map_partitions(len).sum()],
+                                         sync=True)))
+        weight_mean = total / n_train if train.weighted else 1.0
+        start = family.init(y_sample, w_sample)
+        raw = refine_start(client, train, family, family.raw_from_params(start),
+                           total if train.weighted else float(n_train))
+        import torch
+
+        with torch.no_grad():
+            mle = {p: float(v) for p, v in
+                   family.params_from_raw(torch.as_tensor(raw[None, :])).items()}
+        objective = FamilyObjective(family, y_sample, w_sample, scoring_rule=self.scoring_rule,
+                                    init_params=mle)
+        step = self._step(family)
+        objective.check_step(step)
+        scale = global_curvature(client, train, objective, step, weight_mean)
+        params = self._engine_params(step, n_train, seed,
+                                     n_iter_no_change=None if valid is None
+                                     else self.n_iter_no_change)
+        k = objective.n_outputs
+        metric = self.scoring_rule
+        key = uuid.uuid4().hex
+        bounds = train.bounds
+        dtrain = _dmatrix(xgb_dask, client, train, k)
+        callbacks = [make_guard(key)]
+        evals, custom_metric = [], None
+        if valid is not None:
+            evals = [(_dmatrix(xgb_dask, client, valid, k), "valid")]
+            column = objective.dispersion_column() if self.calibrate else None
+            custom_metric = WorkerMetric(objective, metric, key, column, bounds)
+            callbacks.append(xgboost.callback.EarlyStopping(
+                rounds=self.n_iter_no_change, metric_name=metric, data_name="valid",
+                save_best=False))
+        try:
+            out = xgb_dask.train(
+                client, xgb_params(params, k), dtrain, num_boost_round=self.n_estimators,
+                evals=evals, obj=WorkerObjective(objective, step, scale, weight_mean, key,
+                                                 bounds),
+                custom_metric=custom_metric, callbacks=callbacks,
+                verbose_eval=self.verbose if self.verbose else False)
+        except Exception as err:
+            client.run(pop_state, key)
+            raise RuntimeError(
+                f"{self._describe(family)}: distributed training failed ({type(err).__name__}: "
+                f"{err}); no model was kept. A worker lost mid-training (killed, e.g. over "
+                "its memory limit) ends the run: check the workers' logs and memory, then "
+                "fit again.") from err
+        states = [v for v in client.run(pop_state, key).values() if v]
+        self._set_fitted(family, objective, step, mode, out["booster"],
+                         states[0] if states else {}, data, params)
+        return self
+
+    def _step(self, family) -> str:
+        if self.step != "auto":
+            return self.step
+        return "newton" if self.scoring_rule == "crps" else family.default_step
+
+    def _describe(self, family) -> str:
+        return f"{type(self).__name__}(family={family.name!r})"
+
+    def _set_fitted(self, family, objective, step, mode, booster, state, data,
+                    params) -> None:
+        metric = self.scoring_rule
+        train = list(state.get(TRAIN, []))
+        n_iter = booster.num_boosted_rounds()
+        kept, stopped = n_iter, "n_estimators"
+        for j, value in enumerate(train):
+            if not np.isfinite(value):
+                kept, stopped = max(j - 1, 0), "non_finite_loss"
+                break
+            if j and value > train[j - 1] + 1e-9 * abs(train[j - 1]):
+                kept, stopped = j - 1, "no_descent"
+                break
+        if stopped != "n_estimators":
+            warnings.warn(
+                f"{self._describe(family)}: boosting stopped at round {kept + 1}: the "
+                f"training loss {'is not finite' if stopped == 'non_finite_loss' else 'rose'} "
+                f"after it; keeping the {kept} rounds before it (XGBoost's distributed "
+                "engine cannot halve a round's step: a smaller learning_rate avoids this).",
+                RuntimeWarning, stacklevel=3)
+        curve = list(state.get(VALID, []))
+        best, shift = kept, 0.0
+        if curve and kept > 0:
+            best = int(np.argmin(curve[:kept])) + 1
+            if stopped == "n_estimators" and n_iter < self.n_estimators:
+                stopped = "early_stopping"
+            shift = float(state.get("shift", [0.0] * len(curve))[best - 1])
+        evals = {"train": {metric: train}}
+        if curve:
+            evals["valid"] = {metric: curve}
+        ensemble = FittedEnsemble(XGBoostModel(booster, objective.n_outputs),
+                                  objective.init_raw, best, n_iter, evals, stopped)
+        attrs = {
+            "family_": family, "ensemble_": ensemble, "raw_floor_": objective.raw_floor,
+            "dispersion_shift_": shift, "linear_start_": None, "early_stopping_": mode,
+            "step_": step, "n_iter_": n_iter, "best_iteration_": best,
+            "evals_result_": evals, "num_leaves_": params.num_leaves,
+            "min_child_samples_": params.min_child_samples,
+            "init_params_": objective.init_params, "stopped_reason_": stopped,
+            "n_features_in_": len(data.feature_names), "_categories_": data.categories,
+        }
+        if data.from_dataframe:
+            attrs["feature_names_in_"] = np.asarray(data.feature_names, dtype=object)
+        for name, value in attrs.items():
+            setattr(self, name, value)
+        self._feature_names = data.feature_names
+
+    # ------------------------------------------------------------------ in-process model
+    def to_local(self) -> DistributionalRegressor:
+        """The fitted model as an in-process :class:`~distboost.DistributionalRegressor`
+        (``backend="xgboost"``): it predicts the same numbers, pickles, and saves with
+        ``save`` in distboost's safe format."""
+        check_is_fitted(self)
+        local = DistributionalRegressor(**{n: getattr(self, n) for n in _SHARED},
+                                        backend="xgboost")
+        for name in ("family_", "ensemble_", "raw_floor_", "dispersion_shift_",
+                     "linear_start_", "early_stopping_", "step_", "n_iter_",
+                     "best_iteration_", "evals_result_", "num_leaves_", "min_child_samples_",
+                     "init_params_", "n_features_in_", "_categories_"):
+            setattr(local, name, getattr(self, name))
+        if hasattr(self, "feature_names_in_"):
+            local.feature_names_in_ = self.feature_names_in_
+        return local
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "ensemble_")
+
+    # ------------------------------------------------------------------ predict
+    def _map(self, X, method: str, columns, **kwargs):
+        """``local.<method>`` on every partition (block) of ``X``: a Dask DataFrame for a
+        DataFrame X (its index kept), a Dask Array for an Array X."""
+        import dask.array as da
+        import dask.dataframe as dd
+
+        check_is_fitted(self)
+        local = self.to_local()
+        if isinstance(X, dd.DataFrame):
+            meta = (pd.DataFrame({c: np.zeros(0) for c in columns}) if columns is not None
+                    else pd.Series(np.zeros(0), name=method))
+            return X.map_partitions(_apply, local, method, columns, kwargs, meta=meta)
+        if isinstance(X, da.Array):
+            if X.ndim != 2:
+                raise ValueError(f"X must be 2-D; got a Dask Array of shape {X.shape}.")
+            X = X.rechunk({1: -1})
+            if columns is None:
+                return X.map_blocks(_apply_array, local, method, kwargs, drop_axis=1,
+                                    dtype=np.float64)
+            return X.map_blocks(_apply_array, local, method, kwargs, dtype=np.float64,
+                                chunks=(X.chunks[0], (len(columns),)))
+        raise TypeError(f"X must be a Dask DataFrame or Dask Array, got {type(X).__name__}; "
+                        "for data in memory use to_local().")
+
+    def predict_params(self, X):
+        """Predicted parameters on the natural scale: a Dask DataFrame (one column per
+        parameter) for a DataFrame X, a Dask Array (n, K) for an Array X."""
+        return self._map(X, "predict_params", list(self.family_.param_names))
+
+    def predict(self, X):
+        """Conditional mean: a Dask Series (DataFrame X) or Dask Array (n,)."""
+        return self._map(X, "predict", None)
+
+    def predict_quantiles(self, X, quantiles=(0.05, 0.5, 0.95)):
+        """Conditional quantiles, shape (n, len(quantiles)): columns ``q0.05``, ...."""
+        qs = [float(q) for q in np.atleast_1d(quantiles)]
+        return self._map(X, "predict_quantiles", [f"q{q:g}" for q in qs], quantiles=qs)
+
+    def predict_interval(self, X, level: float = 0.9):
+        """Central prediction interval, shape (n, 2): columns ``lower``, ``upper``."""
+        return self._map(X, "predict_interval", ["lower", "upper"], level=float(level))
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Mean log-likelihood of ``y`` under the predicted distributions (a distributed
+        weighted mean; higher is better)."""
+        import dask
+
+        check_is_fitted(self)
+        client = self._get_client()
+        data = as_frame(client, X, y, sample_weight, categories=self._categories_,
+                        feature_names=self._feature_names)
+        local = self.to_local()
+        tasks = [dask.delayed(_loglik_part)(p, local, data.feature_names, data.y_columns,
+                                            data.weighted)
+                 for p in data.frame.to_delayed()]
+        s = np.sum(client.compute(tasks, sync=True), axis=0)
+        return float(s[0] / s[1])
+
+
+def _sub(data: TrainingFrame, frame) -> TrainingFrame:
+    return TrainingFrame(frame, data.feature_names, data.categories, data.n_rows, None, data.bounds,
+                         data.weighted, data.from_dataframe)
+
+
+def _dmatrix(xgb_dask, client, data: TrainingFrame, k: int):
+    """The ``DaskDMatrix`` of a checked frame: features, the packed target, the weight."""
+    names = [f"__distboost_t{j}" for j in range(slots(k))]
+
+    def pack(part):
+        y = part[data.y_columns].to_numpy(dtype=np.float64)
+        fields = pack_target(y[:, 0] if y.shape[1] == 1 else y, k)
+        label = fields["label"].reshape(len(part), -1)
+        cols = [*label.T, fields["label_lower_bound"], fields["label_upper_bound"]]
+        return pd.DataFrame(dict(zip(names, cols, strict=True)), index=part.index)
+
+    meta = pd.DataFrame({c: np.zeros(0, dtype=np.float32) for c in names})
+    packed = data.frame.map_partitions(pack, meta=meta)
+    n_label = len(names) - 2
+    label = packed[names[0]] if n_label == 1 else packed[names[:n_label]]
+    from ._data import W_COL
+
+    return xgb_dask.DaskDMatrix(
+        client, data.features(), label=label,
+        weight=data.frame[W_COL] if data.weighted else None,
+        label_lower_bound=packed[names[-2]], label_upper_bound=packed[names[-1]],
+        enable_categorical=True)
+
+
+def _local_X(local, part):
+    """A partition as the in-process model takes it (an array when fitted on an array)."""
+    return part if hasattr(local, "feature_names_in_") else part.to_numpy(dtype=np.float64)
+
+
+def _apply(part, local, method, columns, kwargs):
+    if len(part) == 0:
+        width = 0 if columns is None else len(columns)
+        out = np.zeros((0, width)) if columns is not None else np.zeros(0)
+    else:
+        out = getattr(local, method)(_local_X(local, part), **kwargs)
+    if isinstance(out, pd.DataFrame):
+        out.index = part.index
+        return out
+    if columns is None:
+        return pd.Series(np.asarray(out, dtype=np.float64), index=part.index, name=method)
+    return pd.DataFrame(np.asarray(out, dtype=np.float64), index=part.index, columns=columns)
+
+
+def _apply_array(block, local, method, kwargs):
+    if block.shape[0] == 0:
+        return np.zeros((0,) + (() if method == "predict" else (0,)))
+    out = getattr(local, method)(block, **kwargs)
+    return np.asarray(out.to_numpy() if isinstance(out, pd.DataFrame) else out,
+                      dtype=np.float64)
+
+
+def _loglik_part(part, local, features, y_cols, weighted):
+    import torch
+
+    from ._data import W_COL
+
+    if len(part) == 0:
+        return np.zeros(2)
+    X = part[features]
+    y = part[y_cols].to_numpy(dtype=np.float64)
+    y = check_target(local.family_, y[:, 0] if y.shape[1] == 1 else y)
+    raw = torch.as_tensor(local._raw(_local_X(local, X)))
+    with torch.no_grad():
+        logp = -local.family_.nll(raw, torch.as_tensor(y)).numpy()
+    w = part[W_COL].to_numpy(dtype=np.float64) if weighted else np.ones(len(y))
+    return np.array([np.sum(w * logp), np.sum(w)])
