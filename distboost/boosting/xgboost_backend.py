@@ -102,7 +102,8 @@ class XGBoostBackend:
         n = X.shape[0]
         self._base_rate = self._rate = float(params.learning_rate)
         self.train = _matrix(xgb, X)
-        self.booster = xgb.Booster(xgb_params(params, self.k, n), [self.train])
+        self._params = xgb_params(params, self.k, n)
+        self.booster = xgb.Booster(self._params, [self.train])
         self.valid = None if X_val is None else _matrix(xgb, X_val)
         self._scores = np.tile(np.asarray(init_raw, dtype=np.float64), (n, 1))
         self._valid_scores = (None if X_val is None
@@ -146,18 +147,18 @@ class XGBoostBackend:
         """Remove the last round: its trees and their share of the scores."""
         _, _, delta, delta_val = self._last
         self._rounds -= 1
-        self.booster = self.booster[: self._rounds] if self._rounds else self._empty()
+        if self._rounds:
+            self.booster = self.booster[: self._rounds]
+            self.booster.set_param({"eta": float(self._rate)})
+        else:
+            self.booster = self._empty()
         self._scores = self._scores - delta
         if delta_val is not None:
             self._valid_scores = self._valid_scores - delta_val
 
     def _empty(self):
-        """A booster with no rounds and this booster's parameters."""
-        xgb = _xgboost()
-        config = self.booster.save_config()
-        booster = xgb.Booster(cache=[self.train])
-        booster.load_config(config)
-        return booster
+        """A booster with no rounds, at the current learning rate."""
+        return _xgboost().Booster({**self._params, "eta": float(self._rate)}, [self.train])
 
     def retry(self, learning_rate: float) -> None:
         """Take the last round back and grow it again from its ``(grad, hess)`` with

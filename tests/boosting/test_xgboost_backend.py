@@ -1,0 +1,112 @@
+"""Tests of :mod:`distboost.boosting.xgboost_backend`: the protocol, rounds taken back,
+text models, and the estimators with ``backend="xgboost"``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from boosting_cases import sine
+
+import distboost as db
+from distboost.boosting import EngineParams
+from distboost.boosting.backend import FittedTrees, TreeBackend, get_backend, get_model_class
+
+xgb = pytest.importorskip("xgboost")
+from distboost.boosting.xgboost_backend import XGBoostBackend, XGBoostModel  # noqa: E402
+
+
+def make_backend(n=300, k=2, **kw):
+    X, _ = sine(n, 30)
+    params = EngineParams(**{"n_estimators": 10, "learning_rate": 0.1, "num_leaves": 4,
+                             "random_state": 0, **kw})
+    return XGBoostBackend(params, np.arange(k, dtype=float), X, None, X[:50]), X
+
+
+def pair(n=300, k=2, seed=0):
+    rng = np.random.default_rng(seed)
+    g = rng.normal(size=(n, k)).astype(np.float32)
+    return g, np.ones_like(g)
+
+
+def test_the_xgboost_backend_satisfies_the_protocols_and_is_registered():
+    backend, X = make_backend()
+    assert isinstance(backend, TreeBackend)
+    assert get_backend("xgboost") is XGBoostBackend
+    assert get_model_class("xgboost") is XGBoostModel
+    backend.grow(*pair(), 0.1)
+    model = backend.finish()
+    assert isinstance(model, FittedTrees)
+
+
+def test_scores_follow_the_trees_and_a_rollback_restores_them_exactly():
+    backend, X = make_backend()
+    start = backend.train_scores().copy()
+    np.testing.assert_array_equal(start, np.tile([0.0, 1.0], (300, 1)))
+    backend.grow(*pair(seed=1), 0.1)
+    after_one = backend.train_scores().copy()
+    backend.grow(*pair(seed=2), 0.1)
+    assert not np.allclose(backend.train_scores(), after_one)
+    backend.rollback()
+    np.testing.assert_allclose(backend.train_scores(), after_one, atol=1e-6)
+    model = backend.finish()
+    # The kept scores equal the model's predictions (start values excluded there).
+    np.testing.assert_allclose(model.predict_raw(X, 1) + [0.0, 1.0], after_one, atol=1e-5)
+    assert model.booster.num_boosted_rounds() == 1
+
+
+def test_a_retry_at_half_the_rate_halves_the_round_without_subsampling():
+    backend, X = make_backend()
+    g, h = pair(seed=3)
+    backend.grow(g, h, 0.1)
+    full = backend.train_scores() - np.tile([0.0, 1.0], (300, 1))
+    backend.retry(0.05)
+    half = backend.train_scores() - np.tile([0.0, 1.0], (300, 1))
+    np.testing.assert_allclose(half, 0.5 * full, atol=1e-6)
+    backend.rollback()  # back to no rounds at all
+    np.testing.assert_allclose(backend.train_scores(), np.tile([0.0, 1.0], (300, 1)))
+    backend.grow(g, h, 0.1)
+    np.testing.assert_allclose(backend.train_scores() - [0.0, 1.0], full, atol=1e-6)
+
+
+def test_text_models_round_trip_and_keep_only_the_asked_rounds():
+    backend, X = make_backend()
+    for s in range(3):
+        backend.grow(*pair(seed=s), 0.1)
+    model = backend.finish()
+    two = XGBoostModel.from_text(model.to_text(2), 2)
+    np.testing.assert_allclose(two.predict_raw(X, 99), model.predict_raw(X, 2), atol=1e-6)
+    none = XGBoostModel.from_text(model.to_text(0), 2)
+    np.testing.assert_array_equal(none.predict_raw(X, 5), np.zeros((300, 2)))
+    imp = model.feature_importances(3)
+    assert imp.shape == (2, X.shape[1]) and np.all(imp >= 0) and imp.sum() > 0
+
+
+def test_the_regressor_with_backend_xgboost_fits_saves_and_handles_categoricals(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 600
+    X = pd.DataFrame({"x": rng.uniform(-2, 2, n),
+                      "c": pd.Categorical(rng.choice(["a", "b", "c"], n))})
+    y = np.where(X["c"] == "a", 2.0, 0.0) + X["x"] + rng.normal(size=n) * (0.2 + 0.3 * (X["x"] > 0))
+    model = db.DistributionalRegressor(backend="xgboost", n_estimators=150,
+                                       random_state=0).fit(X, y)
+    light = db.DistributionalRegressor(n_estimators=150, random_state=0).fit(X, y)
+    assert model.ensemble_.model.name == "xgboost"
+    # Both libraries find the same structure: similar held-in likelihoods.
+    assert abs(model.score(X, y) - light.score(X, y)) < 0.15
+    path = tmp_path / "m.json"
+    model.save(path)
+    back = db.load(path)
+    Xn = X.head(20).copy()
+    Xn.loc[Xn.index[:3], "c"] = np.nan  # NaN category at predict time
+    np.testing.assert_allclose(back.predict_params(Xn), model.predict_params(Xn))
+    assert np.isfinite(model.predict_params(Xn).to_numpy()).all()
+    # Same random_state, same model.
+    again = db.DistributionalRegressor(backend="xgboost", n_estimators=150,
+                                       random_state=0).fit(X, y)
+    np.testing.assert_array_equal(again.predict_raw(X), model.predict_raw(X))
+
+
+def test_an_unknown_backend_name_is_a_clear_error():
+    with pytest.raises(ValueError, match="backend"):
+        db.DistributionalRegressor(backend="catboost").fit(np.zeros((5, 1)), np.arange(5.0))
