@@ -30,16 +30,16 @@ checks: $(STAMP)
 # each (tests/conftest.py), hypothesis' "fast" profile; the whole target takes under two
 # minutes on a quiet 2-core machine.  The ten slowest tests are printed to keep it so.
 test: checks
-	$(PY) -m pytest -q -n 2 -m "not slow" --durations=10
+	$(PY) -m pytest -q -n 2 --dist loadgroup -m "not slow" --durations=10
 
 # Everything: the slow tier too (scikit-learn's estimator checks, the CLI demo, the example
 # comparing every family) and the full hypothesis example counts.
 test-all: checks
-	$(PY) -m pytest -q -n 2 --hypothesis-profile=full --durations=10
+	$(PY) -m pytest -q -n 2 --dist loadgroup --hypothesis-profile=full --durations=10
 
 # The slow tier alone.
 test-slow: $(STAMP)
-	$(PY) -m pytest -q -n 2 -m slow --hypothesis-profile=full
+	$(PY) -m pytest -q -n 2 --dist loadgroup -m slow --hypothesis-profile=full
 
 docs: $(STAMP)
 	$(PY) docs/make_gallery.py

@@ -14,7 +14,7 @@ def client():
     from distributed import Client, LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None, silence_logs=40) as cluster, \
+                      dashboard_address=":0", silence_logs=40) as cluster, \
             Client(cluster) as c:
         yield c
 
