@@ -54,6 +54,11 @@ from ._worker import (
 
 __all__ = ["DaskDistributionalRegressor"]
 
+#: Seconds a collective operation (an all-reduce of histograms or losses) may wait for the
+#: other workers before XGBoost gives up: a worker lost mid-training then ends the fit with an
+#: error instead of a hang.  Generous: a round's slowest worker rarely lags by a minute.
+COLLECTIVE_TIMEOUT = 300
+
 #: Options shared with :class:`~distboost.DistributionalRegressor` (``to_local`` passes them).
 _SHARED = ("family", "scoring_rule", "n_estimators", "learning_rate", "step", "num_leaves",
            "max_depth", "min_child_samples", "subsample", "colsample", "reg_lambda",
@@ -136,11 +141,15 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
         -------
         self
         """
+        self._validate_params()
+        client = self._get_client()
+        with client.as_current():  # every computation inside goes to this client
+            return self._fit(client, X, y, sample_weight, eval_set, eval_sample_weight)
+
+    def _fit(self, client, X, y, sample_weight, eval_set, eval_sample_weight):
         import xgboost
         import xgboost.dask as xgb_dask
 
-        self._validate_params()
-        client = self._get_client()
         family = _families.get(self.family, links=self.links)
         seed = int_seed(self.random_state)
         eval_set, eval_weight = check_eval_set(eval_set, eval_sample_weight)
@@ -203,7 +212,8 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
                 evals=evals, obj=WorkerObjective(objective, step, scale, weight_mean, key,
                                                  bounds),
                 custom_metric=custom_metric, callbacks=callbacks,
-                verbose_eval=self.verbose if self.verbose else False)
+                verbose_eval=self.verbose if self.verbose else False,
+                coll_cfg=xgboost.collective.Config(timeout=COLLECTIVE_TIMEOUT))
         except Exception as err:
             client.run(pop_state, key)
             raise RuntimeError(
@@ -341,13 +351,14 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
 
         check_is_fitted(self)
         client = self._get_client()
-        data = as_frame(client, X, y, sample_weight, categories=self._categories_,
-                        feature_names=self._feature_names)
-        local = self.to_local()
-        tasks = [dask.delayed(_loglik_part)(p, local, data.feature_names, data.y_columns,
-                                            data.weighted)
-                 for p in data.frame.to_delayed()]
-        s = np.sum(client.compute(tasks, sync=True), axis=0)
+        with client.as_current():
+            data = as_frame(client, X, y, sample_weight, categories=self._categories_,
+                            feature_names=self._feature_names)
+            local = self.to_local()
+            tasks = [dask.delayed(_loglik_part)(p, local, data.feature_names,
+                                                data.y_columns, data.weighted)
+                     for p in data.frame.to_delayed()]
+            s = np.sum(client.compute(tasks, sync=True), axis=0)
         return float(s[0] / s[1])
 
 

@@ -240,3 +240,72 @@ def test_bad_values_name_the_partition_and_the_rows(client):
         DaskDistributionalRegressor("gamma", client=client).fit(Xd, yd)  # y < 0 rows
     with pytest.raises(TypeError, match="Dask DataFrame or Dask Array"):
         DaskDistributionalRegressor(client=client).fit(X, y)
+
+
+def test_no_client_is_a_clear_error(monkeypatch):
+    import distributed
+
+    def no_client():
+        raise ValueError("No clients found")
+
+    monkeypatch.setattr(distributed, "default_client", no_client)
+    X, y = simulate(50)
+    Xd, yd = to_dask(X, y, npartitions=1)
+    with pytest.raises(ValueError, match="needs a Dask client: pass client="):
+        DaskDistributionalRegressor().fit(Xd, yd)
+
+
+@pytest.mark.slow  # its own cluster, and a worker killed mid-training
+def test_a_worker_lost_mid_training_is_a_clear_error_and_keeps_no_model(monkeypatch):
+    import threading
+    import time
+
+    from distributed import Client, LocalCluster
+
+    from distboost.dask import estimator
+
+    monkeypatch.setattr(estimator, "COLLECTIVE_TIMEOUT", 10)
+    X, y = simulate(2000)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=":0", silence_logs=50) as cluster, \
+            Client(cluster, set_as_default=False) as own:
+        Xd, yd = to_dask(X, y)
+        model = DaskDistributionalRegressor(n_estimators=10**6, early_stopping=False,
+                                            client=own)
+        errors = []
+
+        def fit():
+            try:
+                model.fit(Xd, yd)
+            except Exception as err:  # noqa: BLE001 - the test inspects it
+                errors.append(err)
+
+        def rounds_run():
+            from distboost.dask import _worker
+
+            return max((len(v.get("train", [])) for v in _worker._STATE.values()), default=0)
+
+        thread = threading.Thread(target=fit, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not errors:  # wait until training is under way
+            if max(own.run(rounds_run).values()) >= 5:
+                break
+            time.sleep(0.5)
+        assert not errors, errors
+        next(iter(cluster.workers.values())).process.process.kill()
+        thread.join(120)
+        assert not thread.is_alive()
+        assert len(errors) == 1 and isinstance(errors[0], RuntimeError)
+        assert "distributed training failed" in str(errors[0])
+        assert "no model was kept" in str(errors[0])
+        assert not hasattr(model, "ensemble_")
+
+
+def test_the_errors_page_lists_the_dask_cases():
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "errors.md").read_text()
+    for case in ("a partition's dtypes differ", "y not aligned with X",
+                 "a worker lost mid-training", "no Dask client", "in-memory X for the Dask"):
+        assert case in page
