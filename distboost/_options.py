@@ -298,5 +298,5 @@ class OptionsMixin:
         fields.update(overrides)
         params = EngineParams(**fields)
         if tree_options is not None:
-            params = dataclasses.replace(params, **tree_options.engine_fields(params))
+            params = dataclasses.replace(params, **tree_options.engine_fields(params, n))
         return params

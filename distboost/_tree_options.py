@@ -70,10 +70,16 @@ class TreeOptions:
         return mono or any(cols is not None or ov.get("monotone_constraints") is not None
                            for ov, cols in self.outputs)
 
-    def engine_fields(self, params) -> dict:
-        """The EngineParams fields of a run whose shared options are ``params``:
-        ``per_parameter`` when the outputs' options differ, else none."""
-        subs = [(dataclasses.replace(params, **ov), cols) for ov, cols in self.outputs]
+    def engine_fields(self, params, n: int) -> dict:
+        """The EngineParams fields of a run on ``n`` rows whose shared options are
+        ``params``: ``per_parameter`` when the outputs' options differ, else none (a
+        parameter's "auto" tree size is :func:`~distboost._options.auto_tree_size`)."""
+        from ._options import auto_tree_size
+
+        auto = dict(zip(("num_leaves", "min_child_samples"), auto_tree_size(n), strict=True))
+        subs = [(dataclasses.replace(params, **{k: auto[k] if v == "auto" else v
+                                                for k, v in ov.items()}), cols)
+                for ov, cols in self.outputs]
         if all(cols is None and sub == params for sub, cols in subs):
             return {}
         return {"per_parameter": tuple(subs)}
