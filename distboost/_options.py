@@ -101,7 +101,7 @@ OPTIONS: dict[str, Option] = {
         None, ["array-like", None], "list of lists",
         "Groups of columns (names or positions) that may appear together on one tree "
         "branch, e.g. ``[[\"a\", \"b\"], [\"c\"]]`` (LightGBM's "
-        "``interaction_constraints``)."),
+        "``interaction_constraints``); a column in no group is not used."),
     "min_split_gain": Option(
         0.0, [Interval(Real, 0.0, None, closed="left")], "float",
         "Minimum gain of a split (LightGBM's ``min_gain_to_split``), in the units of the "

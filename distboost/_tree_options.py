@@ -261,6 +261,11 @@ def resolve_tree_options(estimator, X, tree_index, output_params: list[str],
                     f"param_options[{name!r}]['monotone_constraints'] constrains the "
                     f"column(s) {[cols.names[int(cols.tree_index[t])] for t in dropped]}, "
                     f"which param_options[{name!r}]['features'] leaves out.")
+            if inter == ():
+                raise ValueError(
+                    f"param_options[{name!r}]['features'] keeps no column of any "
+                    "interaction_constraints group, so its trees could split on nothing; "
+                    "add its columns to a group.")
             ov["monotone_constraints"], ov["interaction_constraints"] = mono, inter
         outputs.append((ov, feats))
     return TreeOptions(shared, outputs)

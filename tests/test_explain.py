@@ -168,3 +168,29 @@ def test_the_sklearn_backend_has_no_treeshap():
     with pytest.raises(NotImplementedError, match="'sklearn' tree backend"):
         model.explain(X3)
     assert model.feature_importances("split").to_numpy().sum() == 2 * 3 * 3
+
+
+@pytest.mark.parametrize("n", [30, 200])
+def test_small_data_offset_target_and_unseen_missing_category(n):
+    rng = np.random.default_rng(n)
+    X = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n),
+                      "g": pd.Categorical(rng.choice(["p", "q"], n))})
+    y = X["a"] + rng.normal(size=n) + 1e9
+    model = db.DistributionalRegressor(
+        random_state=0, param_options={"scale": {"features": ["b", "g"], "num_leaves": 4}})
+    model.fit(X, y)
+    Xp = X.iloc[:10].copy()
+    Xp.loc[Xp.index[:3], "g"] = np.nan
+    e = model.explain(Xp)
+    raw = model.predict_raw(Xp)
+    np.testing.assert_allclose(e.base_values + e.values.sum(-1), raw, rtol=1e-12)
+    assert np.all(e.values[:, 1, 0] == 0.0)
+
+
+def test_counts_with_many_zeros_under_a_monotone_constraint():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(200, 2))
+    y = rng.poisson(0.2 * np.exp(0.5 * X[:, 0]))
+    model = db.DistributionalRegressor(family="poisson", random_state=0, n_estimators=50,
+                                       monotone_constraints=[1, 0]).fit(X, y)
+    assert (y == 0).mean() > 0.7 and _gap(model, X)[1] <= 1e-6

@@ -117,6 +117,20 @@ def test_linear_start_is_off_under_constraints():
     assert model.early_stopping_ == "cv" and model.linear_start_ is None
 
 
+def test_interaction_constraints_hold_on_every_branch():
+    model = db.DistributionalRegressor(**FAST, interaction_constraints=[["price"], ["age",
+                                                                                   "noise"]])
+    model.fit(X, Y)
+    for tree in model.ensemble_.model.booster.dump_model()["tree_info"]:
+        stack = [(tree["tree_structure"], frozenset())]
+        while stack:
+            node, used = stack.pop()
+            if "split_feature" in node:
+                used = used | {node["split_feature"]}
+                assert not (0 in used and used & {1, 2}), used
+                stack += [(node["left_child"], used), (node["right_child"], used)]
+
+
 # --------------------------------------------------------------------------- bad input
 R = db.DistributionalRegressor
 Xa = X.to_numpy()
@@ -160,6 +174,11 @@ CASES = {
     "interaction_constraints not a list of lists": (
         lambda: R(interaction_constraints=["price", "age"]).fit(X, Y), ValueError,
         r"interaction_constraints must be a list of lists of columns"),
+    "param_options features outside every interaction group": (
+        lambda: R(interaction_constraints=[["price"]],
+                  param_options={"scale": {"features": ["age"]}}).fit(X, Y), ValueError,
+        r"param_options\['scale'\]\['features'\] keeps no column of any "
+        r"interaction_constraints group"),
     "a tree option on a column the varying model's trees do not see": (
         lambda: db.VaryingCoefficientRegressor(
             linear_features=["price"], effect_modifiers=["age"],
