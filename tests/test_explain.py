@@ -60,7 +60,7 @@ def test_explanation_adds_up_on_censored_data():
     event = RNG.uniform(size=200) < 0.7
     y = db.censored.right(t, event)
     model = db.DistributionalRegressor(family="censored_weibull", n_estimators=20,
-                                       random_state=0).fit(X3, y)
+                                       early_stopping=False, random_state=0).fit(X3, y)
     assert _gap(model, X3)[1] <= 1e-6
 
 
@@ -177,7 +177,8 @@ def test_small_data_offset_target_and_unseen_missing_category(n):
                       "g": pd.Categorical(rng.choice(["p", "q"], n))})
     y = X["a"] + rng.normal(size=n) + 1e9
     model = db.DistributionalRegressor(
-        random_state=0, param_options={"scale": {"features": ["b", "g"], "num_leaves": 4}})
+        random_state=0, n_estimators=100,
+        param_options={"scale": {"features": ["b", "g"], "num_leaves": 4}})
     model.fit(X, y)
     Xp = X.iloc[:10].copy()
     Xp.loc[Xp.index[:3], "g"] = np.nan
