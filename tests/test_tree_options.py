@@ -111,6 +111,22 @@ def test_varying_model_loc_options_set_every_coefficient():
     assert np.all(e.values[:, 1, 2] == 0.0)  # scale: age only
 
 
+def test_classifier_param_options_by_class_logit():
+    labels = np.digitize(Y, [0.5, 2.0])
+    clf = db.DistributionalClassifier(n_estimators=10, random_state=0,
+                                      param_options={"logits_2": {"num_leaves": 2,
+                                                                  "features": ["price"]}})
+    clf.fit(X, labels)
+    parts = clf.ensemble_.model.parts
+    assert len(parts) == 3 and _leaves(parts[2].booster) == 2
+    np.testing.assert_allclose(clf.predict_proba(X).sum(axis=1), 1.0)
+    e = clf.explain(X)
+    assert np.all(e.values[:, 2, 1:] == 0.0)
+    with pytest.raises(ValueError, match=r"its parameters are \['logits_0', 'logits_1', "
+                                         r"'logits_2'\]"):
+        db.DistributionalClassifier(param_options={"scale": {}}).fit(X, labels)
+
+
 def test_linear_start_is_off_under_constraints():
     model = db.DistributionalRegressor(n_estimators=40, random_state=0,
                                        monotone_constraints={"price": 1}).fit(X, Y)
