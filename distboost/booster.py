@@ -84,9 +84,14 @@ class Booster(OptionsMixin, BaseEstimator):
                 "learning_rate", "num_leaves", "max_depth", "min_child_samples", "subsample",
                 "colsample", "reg_lambda", "max_bin", "min_split_gain", "extra_trees",
                 "path_smooth", "max_cat_to_onehot", "monotone_constraints",
-                "interaction_constraints", "n_iter_no_change", "base_learner",
+                "interaction_constraints", "param_options", "n_iter_no_change", "base_learner",
                 "clip_gradients", "callback", "random_state", "n_jobs", "verbose")
     _n_positional = 1
+    _docs = {"param_options": (
+        "Tree options for one output, overriding the shared ones for its trees, keyed by the "
+        "output's position: ``{1: {\"num_leaves\": 4, \"learning_rate\": 0.02, "
+        "\"features\": [0, 2]}}`` (the keys of the estimators' ``param_options``).  When "
+        "the outputs' options differ, one booster per output is grown in lockstep.")}
     _defaults = {"n_estimators": 100, "learning_rate": 0.1, "num_leaves": 31,
                  "min_child_samples": 20}
     _extra_options = {
@@ -201,7 +206,8 @@ class Booster(OptionsMixin, BaseEstimator):
             self.loss, init_raw, X, data,
             params=self._engine_params(self.step, n, int_seed(self.random_state),
                                        tree_options=resolve_tree_options(
-                                           self, X, np.arange(X.shape[1]), [], []),
+                                           self, X, np.arange(X.shape[1]), list(range(k)),
+                                           list(range(k))),
                                        n_iter_no_change=self.n_iter_no_change,
                                        clip_gradients=clip),
             sample_weight=sample_weight,

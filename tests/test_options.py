@@ -84,11 +84,11 @@ def test_constraints_come_from_the_table():
 
 @pytest.mark.parametrize("cls", [db.DistributionalRegressor, db.DistributionalClassifier,
                                  db.VaryingCoefficientRegressor, db.Booster])
-def test_lightgbm_options_on_every_estimator(cls):
+def test_lightgbm_options_and_param_options_on_every_estimator(cls):
     from distboost._tree_options import LIGHTGBM_OPTIONS
 
     assert set(LIGHTGBM_OPTIONS) <= set(cls._options)
-    assert ("param_options" in cls._options) is (cls is not db.Booster)
+    assert "param_options" in cls._options
 
 
 def test_engine_params_keep_one_booster_unless_parameters_differ():
