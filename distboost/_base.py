@@ -445,10 +445,13 @@ feature_names_in_ : ndarray of str
 
     @property
     def feature_importances_(self) -> np.ndarray:
-        """Total gain of each feature over all parameters' trees, normalised to sum to 1
-        (zeros when no tree splits), ndarray of shape (n_features_in_,)."""
-        total = self.feature_importances("gain").to_numpy().sum(axis=0)
-        return total / total.sum() if total.sum() > 0 else total
+        """Each feature's share of the split gain, averaged over the parameters whose trees
+        split (zeros when none does), ndarray of shape (n_features_in_,), summing to 1.
+        Gains of different parameters are in different units (a location's scale with
+        ``y``), so each parameter's gains are normalised before the average."""
+        from .explain import gain_shares
+
+        return gain_shares(self.feature_importances("gain").to_numpy())
 
     def _params(self, X, iteration=None) -> dict:
         raw = torch.as_tensor(self._raw(X, iteration))

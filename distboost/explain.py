@@ -34,7 +34,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._validation import check_X
 
-__all__ = ["Explanation", "explain_model", "importance_table", "feature_names"]
+__all__ = ["Explanation", "explain_model", "importance_table", "feature_names", "gain_shares"]
 
 
 class Explanation:
@@ -209,3 +209,14 @@ def importance_table(model, importance_type: str = "gain") -> pd.DataFrame:
     out = np.zeros((imp.shape[0], p))
     out[:, cols[:imp.shape[1]]] = imp
     return pd.DataFrame(out, index=model._output_names(), columns=feature_names(model))
+
+
+def gain_shares(gain: np.ndarray) -> np.ndarray:
+    """Mean over the rows of ``gain`` (K, p) that have any gain of each row's share, shape
+    (p,): sums to 1, or zeros when no row has gain.  A row's gains are in its own units
+    (the curvature of its parameter), so rows are normalised before they are averaged."""
+    totals = gain.sum(axis=1)
+    used = totals > 0
+    if not used.any():
+        return np.zeros(gain.shape[1])
+    return (gain[used] / totals[used, None]).mean(axis=0)

@@ -108,7 +108,13 @@ def test_importances_sum_to_one_and_split_counts_match_lightgbm():
     assert imp.shape == (3,) and imp.sum() == pytest.approx(1.0) and (imp >= 0).all()
     gain = model.feature_importances()
     assert list(gain.index) == ["loc", "scale"] and list(gain.columns) == ["a", "b", "c"]
-    np.testing.assert_allclose(imp, gain.sum().to_numpy() / gain.to_numpy().sum())
+    shares = gain.div(gain.sum(axis=1), axis=0)
+    np.testing.assert_allclose(imp, shares.mean().to_numpy())
+    # In units of y the loc's gain grows by 1e6 for y in thousandths; the shares do not move.
+    scaled = db.DistributionalRegressor(n_estimators=25, early_stopping=False,
+                                        random_state=0).fit(X3, Y3 * 1000)
+    np.testing.assert_allclose(scaled.feature_importances_, imp, rtol=1e-3, atol=1e-6)
+    assert scaled.feature_importances().loc["loc"].sum() > 1e5 * gain.loc["loc"].sum()
     split = model.feature_importances("split")
     booster = model.ensemble_.model.booster
     np.testing.assert_array_equal(split.sum().to_numpy(),
