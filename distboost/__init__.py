@@ -10,13 +10,15 @@ from ._version import __version__
 from .booster import Booster
 from .classifier import DistributionalClassifier
 from .estimators import DistributionalRegressor
+from .explain import Explanation
 from .persistence import load
 from .predictive import Predictive
 from .selection import compare_families
 from .varying import VaryingCoefficientRegressor
 
 __all__ = [
-    "Booster", "DistributionalClassifier", "DistributionalRegressor", "Predictive", "censored",
+    "Booster", "DistributionalClassifier", "DistributionalRegressor", "Explanation",
+    "Predictive", "censored",
     "VaryingCoefficientRegressor", "compare_families", "datasets",
     "families", "links", "load", "metrics", "plot",
     "__version__",

@@ -34,6 +34,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._options import OptionsMixin
 from ._rounds import CV_FOLDS, best_cv_round, cv_folds, padded_curves, validation_mode
+from ._tree_options import resolve_tree_options
 from ._validation import (
     check_consistent_rows,
     check_eval_set,
@@ -139,6 +140,35 @@ feature_names_in_ : ndarray of str
         """Fitted attributes a run determines beyond the common ones."""
         return {"init_params_": run.objective.init_params}
 
+    def _tree_columns(self, X, context: dict) -> np.ndarray:
+        """Positions in X of the columns the trees split on (:meth:`_tree_X`)."""
+        return np.arange(X.shape[1])
+
+    def _output_params(self, family, context: dict) -> list[str]:
+        """The family parameter each raw output of the trees belongs to."""
+        return list(family.param_names)
+
+    def _output_names(self) -> list[str]:
+        """Names of the trees' raw outputs (rows of :meth:`feature_importances`)."""
+        return list(self.family_.param_names)
+
+    def _explain_outputs(self, values, base, X):
+        """The family's ``(values (n, K, p), base (n, K))`` from the trees' outputs'."""
+        return values, base
+
+    def _resolve_tree_options(self, family, X, context: dict):
+        """The tree options and ``param_options`` checked against X."""
+        options = resolve_tree_options(self, X, self._tree_columns(X, context),
+                                       self._output_params(family, context),
+                                       list(family.param_names))
+        if self.linear_start is True and options.restricted:
+            raise ValueError(
+                "linear_start=True cannot be combined with monotone_constraints or "
+                "param_options 'features': a linear slope could break the constraint or use "
+                "an excluded column. Use linear_start='auto' (the constant start then) or "
+                "False.")
+        return options
+
     def _default_step(self, family) -> str:
         if self.scoring_rule == "crps":
             return "newton"
@@ -174,6 +204,7 @@ feature_names_in_ : ndarray of str
         sample_weight = check_sample_weight(sample_weight, n)
         eval_set, eval_weight = check_eval_set(eval_set, eval_sample_weight)
         fitted.update(self._prepare_features(X))
+        fitted["_tree_options_"] = self._resolve_tree_options(family, X, fitted)
         seed = int_seed(self.random_state)
         mode = validation_mode(self.early_stopping, n, eval_set is not None)
         if mode == "cv":
@@ -286,7 +317,8 @@ feature_names_in_ : ndarray of str
             start_score = start_score(np.tile(init_raw, (len(y_val), 1)), data_val, w_val)
         overrides = {} if n_estimators is None else {"n_estimators": n_estimators}
         overrides["n_iter_no_change"] = None if X_val is None else self.n_iter_no_change
-        params = self._engine_params(step, len(y), seed, **overrides)
+        params = self._engine_params(step, len(y), seed,
+                                     tree_options=context.get("_tree_options_"), **overrides)
         ensemble = fit_boosting(
             callables["loss"], init_raw, self._tree_X(X, context), data,
             params=params, sample_weight=sample_weight,
@@ -325,7 +357,9 @@ feature_names_in_ : ndarray of str
         w = np.ones(n) if sample_weight is None else sample_weight
         folds = cv_folds(n, seed, class_strata(family, y, 1.0 / CV_FOLDS))
         penalty = None
-        if self.linear_start:
+        # A linear slope could break a monotone constraint or use a parameter's excluded
+        # columns: the "auto" start is the constant then (True is refused in fit).
+        if self.linear_start and not context["_tree_options_"].restricted:
             def make_loss(y_rows):
                 objective = self._make_objective(family, None, y_rows, None, warn=False,
                                                  context=context)
@@ -390,6 +424,34 @@ feature_names_in_ : ndarray of str
             Boosting rounds to use (default: ``best_iteration_``).
         """
         return self._raw(X, iteration)
+
+    def explain(self, X, iteration: int | None = None):
+        """Exact TreeSHAP values of every parameter's raw (link-scale) score, an
+        :class:`~distboost.explain.Explanation` with ``values`` (n, K, p) and
+        ``base_values`` (n, K): ``base_values + values.sum(-1) == predict_raw(X)``
+        (``iteration``: rounds to use, default ``best_iteration_``)."""
+        from .explain import explain_model
+
+        return explain_model(self, X, iteration)
+
+    def feature_importances(self, importance_type: str = "gain") -> pd.DataFrame:
+        """Total split gain ("gain") or number of splits ("split") of each feature in
+        each parameter's trees (kept rounds), DataFrame of shape (K, p): one row per raw
+        output (the varying model's coefficients are ``loc[name]``), one column per
+        feature of X."""
+        from .explain import importance_table
+
+        return importance_table(self, importance_type)
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Each feature's share of the split gain, averaged over the parameters whose trees
+        split (zeros when none does), ndarray of shape (n_features_in_,), summing to 1.
+        Gains of different parameters are in different units (a location's scale with
+        ``y``), so each parameter's gains are normalised before the average."""
+        from .explain import gain_shares
+
+        return gain_shares(self.feature_importances("gain").to_numpy())
 
     def _params(self, X, iteration=None) -> dict:
         raw = torch.as_tensor(self._raw(X, iteration))

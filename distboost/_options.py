@@ -13,6 +13,7 @@ plain Python code with a real signature (the ``dataclasses`` technique), so ``in
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import textwrap
 from dataclasses import dataclass
@@ -89,6 +90,44 @@ OPTIONS: dict[str, Option] = {
     "max_bin": Option(
         255, [Interval(Integral, 2, None, closed="left")], "int",
         "Histogram bins per feature (LightGBM)."),
+    "monotone_constraints": Option(
+        None, [dict, "array-like", None], "dict or sequence",
+        "Directions the raw (link-scale) scores must follow in some columns, for every "
+        "parameter's trees: ``{column: 1}`` (increasing), ``-1`` (decreasing), ``0`` (free), "
+        "columns by name or position, or one direction per column (LightGBM's "
+        "``monotone_constraints``).  Restrict one parameter with ``param_options``.  A "
+        "constraint turns the ``\"auto\"`` linear start off (a linear slope could break it)."),
+    "interaction_constraints": Option(
+        None, ["array-like", None], "list of lists",
+        "Groups of columns (names or positions) that may appear together on one tree "
+        "branch, e.g. ``[[\"a\", \"b\"], [\"c\"]]`` (LightGBM's "
+        "``interaction_constraints``); a column in no group is not used."),
+    "min_split_gain": Option(
+        0.0, [Interval(Real, 0.0, None, closed="left")], "float",
+        "Minimum gain of a split (LightGBM's ``min_gain_to_split``), in the units of the "
+        "rescaled curvature (see ``reg_lambda``)."),
+    "extra_trees": Option(
+        False, ["boolean"], "bool",
+        "Extremely randomised trees: one random threshold per feature at each split "
+        "(LightGBM's ``extra_trees``; seeded by ``random_state``)."),
+    "path_smooth": Option(
+        0.0, [Interval(Real, 0.0, None, closed="left")], "float",
+        "Shrinks each leaf's value towards its parent's (LightGBM's ``path_smooth``)."),
+    "max_cat_to_onehot": Option(
+        4, [Interval(Integral, 1, None, closed="left")], "int",
+        "Categorical columns with at most this many levels are split one level against the "
+        "rest (LightGBM's ``max_cat_to_onehot``)."),
+    "param_options": Option(
+        None, [dict, None], "dict",
+        "Tree options for one distribution parameter, overriding the shared ones for its "
+        "trees: ``{\"scale\": {\"features\": [\"a\", \"b\"], \"num_leaves\": 4, "
+        "\"learning_rate\": 0.02}, \"loc\": {\"monotone_constraints\": {\"price\": 1}}}``. "
+        "Keys are the family's parameter names; values may set ``features`` (the columns "
+        "its trees may split on), ``learning_rate`` (multiplies that parameter's step), "
+        "``num_leaves``, ``max_depth``, ``min_child_samples``, ``subsample``, "
+        "``colsample``, ``reg_lambda``, ``max_bin`` and the LightGBM options above.  When "
+        "the parameters' options differ, one booster per parameter is grown in lockstep "
+        "(:mod:`distboost.boosting.per_parameter`); otherwise a single booster."),
     "calibrate": Option(
         True, ["boolean"], "bool",
         "When validation rows are used (early stopping or ``eval_set``), shift the raw score "
@@ -236,9 +275,11 @@ class OptionsMixin:
         cls.__doc__ = _fill(cls.__doc__, "{attributes}",
                             "Attributes\n----------\n" + cls._attribute_docs)
 
-    def _engine_params(self, step: str, n: int, seed: int, **overrides) -> EngineParams:
+    def _engine_params(self, step: str, n: int, seed: int, tree_options=None,
+                       **overrides) -> EngineParams:
         """The engine's options for a fit on ``n`` training rows with the integer ``seed``
-        (no side effects)."""
+        (no side effects); ``tree_options`` (a :class:`~distboost._tree_options.TreeOptions`)
+        adds the LightGBM options and the per-parameter backend when needed."""
         leaves, min_rows = auto_tree_size(n)
         num_leaves, min_child = self.num_leaves, self.min_child_samples
         fields = dict(
@@ -258,5 +299,10 @@ class OptionsMixin:
             base_learner=self.base_learner,
             backend=None if self.base_learner is not None else self.backend,
         )
+        if tree_options is not None:
+            fields.update(tree_options.shared)
         fields.update(overrides)
-        return EngineParams(**fields)
+        params = EngineParams(**fields)
+        if tree_options is not None:
+            params = dataclasses.replace(params, **tree_options.engine_fields(params, n))
+        return params

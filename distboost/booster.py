@@ -21,6 +21,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._options import Option, OptionsMixin
+from ._tree_options import resolve_tree_options
 from ._validation import check_eval_set, check_sample_weight, check_X, int_seed
 from .boosting import STEP_RULES, fit_boosting
 from .boosting.derivatives import check_clip_gradients
@@ -81,9 +82,17 @@ class Booster(OptionsMixin, BaseEstimator):
 
     _options = ("loss", "n_outputs", "init", "step", "fisher", "n_estimators",
                 "learning_rate", "num_leaves", "max_depth", "min_child_samples", "subsample",
-                "colsample", "reg_lambda", "max_bin", "n_iter_no_change", "base_learner", "backend",
+                "colsample", "reg_lambda", "max_bin", "min_split_gain", "extra_trees",
+                "path_smooth", "max_cat_to_onehot", "monotone_constraints",
+                "interaction_constraints", "param_options", "n_iter_no_change", "base_learner",
+                "backend",
                 "clip_gradients", "callback", "random_state", "n_jobs", "verbose")
     _n_positional = 1
+    _docs = {"param_options": (
+        "Tree options for one output, overriding the shared ones for its trees, keyed by the "
+        "output's position: ``{1: {\"num_leaves\": 4, \"learning_rate\": 0.02, "
+        "\"features\": [0, 2]}}`` (the keys of the estimators' ``param_options``).  When "
+        "the outputs' options differ, one booster per output is grown in lockstep.")}
     _defaults = {"n_estimators": 100, "learning_rate": 0.1, "num_leaves": 31,
                  "min_child_samples": 20}
     _extra_options = {
@@ -197,6 +206,9 @@ class Booster(OptionsMixin, BaseEstimator):
         self.ensemble_ = fit_boosting(
             self.loss, init_raw, X, data,
             params=self._engine_params(self.step, n, int_seed(self.random_state),
+                                       tree_options=resolve_tree_options(
+                                           self, X, np.arange(X.shape[1]), list(range(k)),
+                                           list(range(k))),
                                        n_iter_no_change=self.n_iter_no_change,
                                        clip_gradients=clip),
             sample_weight=sample_weight,

@@ -59,6 +59,8 @@ class DistributionalClassifier(ClassifierMixin, DistributionalEstimator):
 
     _options = ("family", "n_estimators", "learning_rate", "step", "num_leaves", "max_depth",
                 "min_child_samples", "subsample", "colsample", "reg_lambda", "max_bin",
+                "min_split_gain", "extra_trees", "path_smooth", "max_cat_to_onehot",
+                "monotone_constraints", "interaction_constraints", "param_options",
                 "linear_start", "early_stopping", "validation_fraction", "n_iter_no_change",
                 "base_learner", "backend", "random_state", "n_jobs", "verbose")
     _n_positional = 1

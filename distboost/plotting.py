@@ -257,3 +257,9 @@ def coefficients(model, X, rows=(0, 1), ax=None, labels=None):
     ax.set_title("per-row coefficients")
     ax.legend(loc="best", fontsize="small")
     return ax
+
+
+# Explanation figures (importance, dependence, SHAP summary) live in their own module.
+from ._explain_plots import dependence, importance, shap_summary  # noqa: E402
+
+__all__ += ["importance", "dependence", "shap_summary"]

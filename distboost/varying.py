@@ -355,7 +355,9 @@ class VaryingCoefficientRegressor(RegressorMixin, DistributionalEstimator):
 
     _options = ("family", "linear_features", "effect_modifiers", "n_estimators",
                 "learning_rate", "step", "num_leaves", "max_depth", "min_child_samples",
-                "subsample", "colsample", "reg_lambda", "max_bin", "early_stopping",
+                "subsample", "colsample", "reg_lambda", "max_bin", "min_split_gain",
+                "extra_trees", "path_smooth", "max_cat_to_onehot", "monotone_constraints",
+                "interaction_constraints", "param_options", "early_stopping",
                 "validation_fraction", "n_iter_no_change", "links", "base_learner", "backend",
                 "random_state", "n_jobs", "verbose")
     _n_positional = 1
@@ -412,6 +414,32 @@ class VaryingCoefficientRegressor(RegressorMixin, DistributionalEstimator):
 
     def _tree_X(self, X, context):
         return take_columns(X, context["modifier_index_"])
+
+    def _tree_columns(self, X, context) -> np.ndarray:
+        return context["modifier_index_"]
+
+    def _output_params(self, family, context) -> list[str]:
+        """Every coefficient ensemble belongs to ``loc`` (``param_options["loc"]`` sets
+        them all), then the family's other parameters."""
+        m = 1 + len(context["linear_features_"])
+        return ["loc"] * m + [p for p in family.param_names if p != "loc"]
+
+    def _explain_outputs(self, values, base, X):
+        """``loc = sum_m c_m z_m``: each coefficient's values weighted by ``z_m``, and its
+        base times ``z_m`` credited to the linear feature (linear SHAP; the base of ``loc``
+        is the intercept's)."""
+        z1 = self._design().z1(X)
+        m = z1.shape[1]
+        loc = np.einsum("nm,nmp->np", z1, values[:, :m])
+        loc[:, self.linear_index_] += base[:, 1:m] * z1[:, 1:]
+        k = self.family_.param_names.index("loc")
+        values = np.concatenate([values[:, m:m + k], loc[:, None], values[:, m + k:]], axis=1)
+        base = np.column_stack([base[:, m:m + k], base[:, 0], base[:, m + k:]])
+        return values, base
+
+    def _output_names(self) -> list[str]:
+        return ([f"loc[{n}]" for n in ("intercept", *self.linear_features_)]
+                + [p for p in self.family_.param_names if p != "loc"])
 
     def _fitted_from_run(self, run) -> dict:
         design = run.objective.design

@@ -280,3 +280,21 @@ def test_unfitted_and_wrong_width_at_predict():
     model.set_params(n_estimators=2).fit(X_ERR, Y_ERR)
     with pytest.raises(ValueError, match="3 features"):
         model.predict_raw(X_ERR[:, :2])
+
+
+def test_param_options_by_output_position():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = X[:, 0] + np.exp(0.5 * X[:, 1]) * rng.normal(size=300)
+
+    def loss(raw, data):
+        return 0.5 * ((data["y"] - raw[:, 0]) * torch.exp(-raw[:, 1])) ** 2 + raw[:, 1]
+
+    model = Booster(loss, n_outputs=2, n_estimators=10,
+                       param_options={1: {"num_leaves": 2, "features": [1]}}).fit(X, y)
+    parts = model.ensemble_.model.parts
+    assert max(t["num_leaves"] for t in parts[1].booster.dump_model()["tree_info"]) == 2
+    contrib = model.ensemble_.predict_contrib(X)
+    assert np.all(contrib[:, 1, [0, 2]] == 0.0)
+    with pytest.raises(ValueError, match=r"its parameters are \[0, 1\]"):
+        Booster(loss, n_outputs=2, param_options={"scale": {}}).fit(X, y)

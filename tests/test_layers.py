@@ -44,14 +44,18 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("objective", ("distboost.objective",)),
     # helpers of the estimators: the option table, dispersion calibration, the number of
     # rounds by CV, the penalised linear start
+    # (`_tree_options` resolves the tree options against X, `explain` turns TreeSHAP values
+    # into an Explanation through the estimators' hooks: both below the estimators, whose
+    # methods call them)
     ("estimator helpers", ("distboost._options", "distboost.calibration", "distboost._rounds",
-                           "distboost.linear_start")),
+                           "distboost.linear_start", "distboost._tree_options",
+                           "distboost.explain")),
     ("persistence", ("distboost.persistence",)),
     ("estimators", ("distboost._base", "distboost.estimators", "distboost.classifier",
                     "distboost.varying", "distboost.booster")),
-    ("explain, dask", ("distboost.explain", "distboost.dask")),
+    ("dask", ("distboost.dask",)),
     ("selection", ("distboost.selection",)),
-    ("plotting", ("distboost.plotting",)),
+    ("plotting", ("distboost.plotting", "distboost._explain_plots")),
     ("cli", ("distboost.cli", "distboost.__main__")),
     ("package", ("distboost",)),  # distboost/__init__.py: the public facade
 ]

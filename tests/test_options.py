@@ -80,3 +80,29 @@ def test_constraints_come_from_the_table():
         db.DistributionalRegressor(learning_rate=-1.0).fit(np.zeros((5, 1)), np.arange(5.0))
     with pytest.raises(ValueError, match="family"):
         db.DistributionalClassifier(family="normal").fit(np.zeros((4, 1)), [0, 1, 0, 1])
+
+
+@pytest.mark.parametrize("cls", [db.DistributionalRegressor, db.DistributionalClassifier,
+                                 db.VaryingCoefficientRegressor, db.Booster])
+def test_lightgbm_options_and_param_options_on_every_estimator(cls):
+    from distboost._tree_options import LIGHTGBM_OPTIONS
+
+    assert set(LIGHTGBM_OPTIONS) <= set(cls._options)
+    assert "param_options" in cls._options
+
+
+def test_engine_params_keep_one_booster_unless_parameters_differ():
+    from distboost._tree_options import resolve_tree_options
+
+    X = np.zeros((50, 2))
+    model = db.DistributionalRegressor(min_split_gain=0.5,
+                                       param_options={"scale": {"learning_rate": 0.05}})
+    opts = resolve_tree_options(model, X, np.arange(2), ["loc", "scale"], ["loc", "scale"])
+    params = model._engine_params("fisher", 50, 0, tree_options=opts)
+    assert params.per_parameter is None and params.min_split_gain == 0.5  # 0.05 is shared
+    model.set_params(param_options={"scale": {"learning_rate": 0.01, "features": [1]}})
+    opts = resolve_tree_options(model, X, np.arange(2), ["loc", "scale"], ["loc", "scale"])
+    params = model._engine_params("fisher", 50, 0, tree_options=opts)
+    (loc, loc_cols), (scale, scale_cols) = params.per_parameter
+    assert loc_cols is None and loc.learning_rate == 0.05
+    assert scale_cols == (1,) and scale.learning_rate == 0.01 and scale.min_split_gain == 0.5

@@ -88,8 +88,16 @@ class FittedTrees(Protocol):
     def from_text(cls, text: str, k: int) -> FittedTrees:
         """Rebuild from :meth:`to_text` output with ``k`` outputs."""
 
-    def feature_importances(self, num_iteration: int) -> np.ndarray:
-        """Total gain (or the learner's importance) of each feature per output, (K, p)."""
+    def feature_importances(self, num_iteration: int,
+                            importance_type: str = "gain") -> np.ndarray:
+        """Total gain ("gain", or the learner's own importance) or number of splits
+        ("split") of each feature per output, shape (K, p)."""
+
+    def predict_contrib(self, X, num_iteration: int) -> np.ndarray:
+        """Exact TreeSHAP contributions of the first ``num_iteration`` rounds (Lundberg et
+        al. 2020), shape (n, K, p + 1): per output, one value per feature and last the
+        trees' expected value, summing to :meth:`predict_raw` (start values excluded); a
+        NotImplementedError naming the backend when it has none."""
 
 
 #: name -> (backend class, fitted-model class), each a class or its "module:Class" path.
@@ -100,6 +108,8 @@ _REGISTRY: dict[str, tuple[str | type, str | type]] = {
                 "distboost.boosting.sklearn_backend:SklearnModel"),
     "xgboost": ("distboost.boosting.xgboost_backend:XGBoostBackend",
                 "distboost.boosting.xgboost_backend:XGBoostModel"),
+    "per_parameter": ("distboost.boosting.per_parameter:PerParameterBackend",
+                      "distboost.boosting.per_parameter:PerParameterModel"),
 }
 
 

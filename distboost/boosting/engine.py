@@ -46,6 +46,16 @@ class EngineParams:
     (default) leaves gradients as they are.  ``backend`` names a registered tree backend
     (:mod:`distboost.boosting.backend`); None: "sklearn" with a ``base_learner``, else
     "lightgbm".
+
+    ``monotone_constraints`` (-1, 0 or 1 per column of X), ``interaction_constraints``
+    (lists of column positions), ``min_split_gain``, ``extra_trees``, ``path_smooth`` and
+    ``max_cat_to_onehot`` are LightGBM's tree options, applied to every output's trees.
+    ``per_parameter``: None (one backend grows all ``K`` outputs), or one
+    ``(EngineParams, columns)`` pair per output: that output's trees are grown by their own
+    single-output backend with those options, on the columns of X at the positions
+    ``columns`` (None: all), in lockstep with the others
+    (:mod:`distboost.boosting.per_parameter`); its ``learning_rate`` relative to this
+    one's multiplies its step.
     """
 
     n_estimators: int = 1000
@@ -65,6 +75,13 @@ class EngineParams:
     base_learner: object | None = None
     clip_gradients: tuple[float, float] | None = None
     backend: str | None = None
+    monotone_constraints: tuple | None = None
+    interaction_constraints: tuple | None = None
+    min_split_gain: float = 0.0
+    extra_trees: bool = False
+    path_smooth: float = 0.0
+    max_cat_to_onehot: int = 4
+    per_parameter: tuple | None = None
 
 
 class _EarlyStopper:
@@ -210,7 +227,8 @@ def fit_boosting(
     step = StepComputer(loss, data, params.step, fisher, sample_weight,
                         clip_gradients=params.clip_gradients, derivatives=derivatives)
     has_val = X_val is not None
-    backend = get_backend(backend_name(params))(params, init_raw, X, sample_weight, X_val)
+    name = "per_parameter" if params.per_parameter is not None else backend_name(params)
+    backend = get_backend(name)(params, init_raw, X, sample_weight, X_val)
     stopper = _EarlyStopper(params.n_iter_no_change)
     train_curve: list[float] = []
     valid_curve: list[float] = []
@@ -452,9 +470,26 @@ class FittedEnsemble:
         k = self.best_iteration_ if num_iteration is None else int(num_iteration)
         return self.model.predict_raw(X, k) + self.init_raw[None, :]
 
-    def feature_importances(self) -> np.ndarray:
-        """Total gain of each feature in each parameter's ensemble, shape (K, p)."""
-        return self.model.feature_importances(self.best_iteration_)
+    def feature_importances(self, importance_type: str = "gain") -> np.ndarray:
+        """Total gain ("gain") or number of splits ("split") of each feature in each
+        parameter's ensemble over the kept rounds, shape (K, p)."""
+        return self.model.feature_importances(self.best_iteration_, importance_type)
+
+    def predict_contrib(self, X, num_iteration: int | None = None) -> np.ndarray:
+        """Exact TreeSHAP contributions, ndarray of shape (n, K, p + 1): per output, one
+        value per column of X, and last the expected value plus ``init_raw``; each row
+        sums to :meth:`predict_raw`.
+
+        Parameters
+        ----------
+        X : ndarray or DataFrame of shape (n, p)
+        num_iteration : int, optional
+            Rounds to use (default: ``best_iteration_``).
+        """
+        k = self.best_iteration_ if num_iteration is None else int(num_iteration)
+        out = self.model.predict_contrib(X, k)
+        out[:, :, -1] += self.init_raw[None, :]
+        return out
 
     def to_dict(self) -> dict:
         """JSON-safe description (backends with a text format: LightGBM)."""

@@ -47,6 +47,15 @@ def _lgb_params(params, k: int, n: int) -> dict:
         "force_row_wise": True,
         "seed": 0 if params.random_state is None else int(params.random_state),
     }
+    # LightGBM's own options, passed through (its names on the right).
+    if getattr(params, "monotone_constraints", None) is not None:
+        out["monotone_constraints"] = list(params.monotone_constraints)
+    if getattr(params, "interaction_constraints", None) is not None:
+        out["interaction_constraints"] = [list(g) for g in params.interaction_constraints]
+    out["min_gain_to_split"] = getattr(params, "min_split_gain", 0.0)
+    out["extra_trees"] = bool(getattr(params, "extra_trees", False))
+    out["path_smooth"] = getattr(params, "path_smooth", 0.0)
+    out["max_cat_to_onehot"] = getattr(params, "max_cat_to_onehot", 4)
     if params.n_jobs is not None:
         out["num_threads"] = int(params.n_jobs)
     elif n < SINGLE_THREAD_ROWS:
@@ -179,15 +188,30 @@ class LightGBMModel:
     def from_text(cls, text: str, k: int) -> LightGBMModel:
         return cls(lgb.Booster(model_str=text), k)
 
-    def feature_importances(self, num_iteration: int) -> np.ndarray:
+    def predict_contrib(self, X, num_iteration: int) -> np.ndarray:
+        """LightGBM's exact TreeSHAP (``pred_contrib``), shape (n, K, p + 1), the last
+        column the trees' expected value (start values excluded)."""
+        n, p = X.shape[0], self.booster.num_feature()
+        if num_iteration <= 0:
+            return np.zeros((n, self.k, p + 1))
+        out = self.booster.predict(X, pred_contrib=True, num_iteration=num_iteration)
+        return np.reshape(np.asarray(out, dtype=np.float64), (n, self.k, p + 1))
+
+    def feature_importances(self, num_iteration: int,
+                            importance_type: str = "gain") -> np.ndarray:
+        if importance_type not in ("gain", "split"):
+            raise ValueError(f"importance_type must be 'gain' or 'split', got "
+                             f"{importance_type!r}.")
         dump = self.booster.dump_model(num_iteration=num_iteration)
         p = len(dump["feature_names"])
         out = np.zeros((self.k, p))
+        gain = importance_type == "gain"
         for tree in dump["tree_info"]:
             stack = [tree["tree_structure"]]
             while stack:
                 node = stack.pop()
                 if "split_feature" in node:
-                    out[tree["tree_index"] % self.k, node["split_feature"]] += node["split_gain"]
+                    out[tree["tree_index"] % self.k, node["split_feature"]] += (
+                        node["split_gain"] if gain else 1.0)
                     stack.extend((node["left_child"], node["right_child"]))
         return out

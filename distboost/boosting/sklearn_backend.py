@@ -141,7 +141,20 @@ class SklearnModel:
         raise ValueError("A scikit-learn base_learner model cannot be loaded from text; "
                          "pickle or joblib saved it.")
 
-    def feature_importances(self, num_iteration: int) -> np.ndarray:
+    def predict_contrib(self, X, num_iteration: int) -> np.ndarray:
+        """Not available: the scikit-learn backend has no exact TreeSHAP."""
+        raise NotImplementedError(
+            "The 'sklearn' tree backend (a scikit-learn base_learner) has no exact TreeSHAP "
+            "contributions; explain() needs the 'lightgbm' backend (base_learner=None), or "
+            "use shap.Explainer on model.predict_raw.")
+
+    def feature_importances(self, num_iteration: int,
+                            importance_type: str = "gain") -> np.ndarray:
+        if importance_type not in ("gain", "split"):
+            raise ValueError(f"importance_type must be 'gain' or 'split', got "
+                             f"{importance_type!r}.")
+        if importance_type == "split":
+            return self._split_counts(num_iteration)
         p = max((int(c.max()) + 1 for trees in self.rounds for _, c in trees), default=0)
         out = np.zeros((self.k, p))
         for trees in self.rounds[:num_iteration]:
@@ -149,4 +162,19 @@ class SklearnModel:
                 imp = getattr(est, "feature_importances_", None)
                 if imp is not None:
                     out[j, cols] += imp
+        return out
+
+    def _split_counts(self, num_iteration: int) -> np.ndarray:
+        """Splits on each feature per output (learners with a fitted ``tree_``)."""
+        p = max((int(c.max()) + 1 for trees in self.rounds for _, c in trees), default=0)
+        out = np.zeros((self.k, p))
+        for trees in self.rounds[:num_iteration]:
+            for j, (est, cols) in enumerate(trees):
+                tree = getattr(est, "tree_", None)
+                if tree is None:
+                    raise ValueError(
+                        f"importance_type='split' needs tree learners with a tree_ "
+                        f"attribute; the base_learner {type(est).__name__} has none.")
+                used = tree.feature[tree.feature >= 0]
+                np.add.at(out[j], cols[used], 1.0)
         return out

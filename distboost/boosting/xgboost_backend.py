@@ -77,6 +77,20 @@ def xgb_params(params, k: int, n: int | None = None) -> dict:
         "seed": 0 if params.random_state is None else int(params.random_state),
         "verbosity": 0,
     }
+    # The tree options distboost passes through (LightGBM's names on the left).
+    if getattr(params, "monotone_constraints", None) is not None:
+        out["monotone_constraints"] = "(" + ",".join(
+            str(int(v)) for v in params.monotone_constraints) + ")"
+    if getattr(params, "interaction_constraints", None) is not None:
+        out["interaction_constraints"] = str(
+            [[int(j) for j in group] for group in params.interaction_constraints])
+    out["gamma"] = float(getattr(params, "min_split_gain", 0.0))
+    out["max_cat_to_onehot"] = int(getattr(params, "max_cat_to_onehot", 4))
+    for name, off in (("extra_trees", False), ("path_smooth", 0.0)):
+        if getattr(params, name, off) != off:
+            raise ValueError(f"{name} is a LightGBM option that XGBoost's trees do not have; "
+                             f"leave it at {off!r} with backend='xgboost' (or use the "
+                             "LightGBM backend).")
     if params.n_jobs is not None:
         out["nthread"] = int(params.n_jobs)
     elif n is not None and n < SINGLE_THREAD_ROWS:
@@ -223,8 +237,24 @@ class XGBoostModel:
         booster.load_model(bytearray(text.encode("utf-8")))
         return cls(booster, k)
 
-    def feature_importances(self, num_iteration: int) -> np.ndarray:
-        """Total gain of each feature per output, shape (K, p)."""
+    def predict_contrib(self, X, num_iteration: int) -> np.ndarray:
+        """XGBoost's exact TreeSHAP (``pred_contribs``), shape (n, K, p + 1), the last column
+        the trees' expected value (start values excluded)."""
+        n = X.shape[0]
+        p = X.shape[1]
+        num_iteration = min(int(num_iteration), self._rounds())
+        if num_iteration <= 0:
+            return np.zeros((n, self.k, p + 1))
+        out = self.booster.predict(_matrix(_xgboost(), X), pred_contribs=True,
+                                   iteration_range=(0, num_iteration))
+        return np.reshape(np.asarray(out, dtype=np.float64), (n, self.k, p + 1))
+
+    def feature_importances(self, num_iteration: int,
+                            importance_type: str = "gain") -> np.ndarray:
+        """Total gain (or the number of splits) of each feature per output, shape (K, p)."""
+        if importance_type not in ("gain", "split"):
+            raise ValueError(f"importance_type must be 'gain' or 'split', got "
+                             f"{importance_type!r}.")
         p = 0 if self.booster is None else self.booster.num_features()
         out = np.zeros((self.k, p))
         num_iteration = min(int(num_iteration), self._rounds())
@@ -236,5 +266,7 @@ class XGBoostModel:
         column = {name: j for j, name in enumerate(names)}
         rows = splits["Tree"].to_numpy() % self.k
         cols = splits["Feature"].map(column).to_numpy()
-        np.add.at(out, (rows, cols.astype(int)), splits["Gain"].to_numpy())
+        values = (splits["Gain"].to_numpy() if importance_type == "gain"
+                  else np.ones(len(splits)))
+        np.add.at(out, (rows, cols.astype(int)), values)
         return out

@@ -142,3 +142,28 @@ def test_dataframe_with_category_and_missing_values():
         assert pred[np.asarray(g == level)].mean() == pytest.approx(mean, abs=0.15)
     imp = fe.feature_importances()
     assert imp.shape == (2, 2) and imp[0, 0] > imp[0, 1]
+
+
+def test_predict_contrib_adds_up_to_the_raw_scores_per_output():
+    backend, X = make_backend(k=3, X_val=False)
+    rng = np.random.default_rng(1)
+    for _ in range(4):
+        g = np.asfortranarray(rng.normal(size=(300, 3)).astype(np.float32))
+        backend.grow(g, np.ones_like(g), 0.1)
+    model = backend.finish()
+    contrib = model.predict_contrib(X, 4)
+    assert contrib.shape == (300, 3, X.shape[1] + 1)
+    np.testing.assert_allclose(contrib.sum(-1), model.predict_raw(X, 4), atol=1e-12)
+    np.testing.assert_array_equal(model.predict_contrib(X, 0), 0.0)
+    split = model.feature_importances(4, "split")
+    np.testing.assert_array_equal(split.sum(0), model.booster.feature_importance("split"))
+
+
+def test_lightgbm_options_are_passed_through():
+    backend, X = make_backend(monotone_constraints=(1,), min_split_gain=0.5, extra_trees=True,
+                              path_smooth=2.0, max_cat_to_onehot=8,
+                              interaction_constraints=((0,),))
+    params = backend.booster.params
+    assert params["monotone_constraints"] == [1] and params["min_gain_to_split"] == 0.5
+    assert params["extra_trees"] and params["path_smooth"] == 2.0
+    assert params["max_cat_to_onehot"] == 8 and params["interaction_constraints"] == [[0]]

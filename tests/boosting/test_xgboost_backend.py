@@ -110,3 +110,24 @@ def test_the_regressor_with_backend_xgboost_fits_saves_and_handles_categoricals(
 def test_an_unknown_backend_name_is_a_clear_error():
     with pytest.raises(ValueError, match="backend"):
         db.DistributionalRegressor(backend="catboost").fit(np.zeros((5, 1)), np.arange(5.0))
+
+
+def test_explanations_add_up_and_options_pass_through_with_xgboost():
+    rng = np.random.default_rng(1)
+    n = 800
+    X = pd.DataFrame({"price": rng.uniform(0, 1, n), "age": rng.uniform(0, 1, n),
+                      "c": pd.Categorical(rng.choice(["a", "b"], n))})
+    y = 2 * X["price"] + np.sin(6 * X["age"]) + rng.normal(size=n) * (0.2 + X["age"])
+    model = db.DistributionalRegressor(backend="xgboost", n_estimators=80, random_state=0,
+                                       monotone_constraints={"price": 1}).fit(X, y)
+    e = model.explain(X.head(50))
+    np.testing.assert_allclose(e.base_values + e.values.sum(-1), model.predict_raw(X.head(50)),
+                               atol=1e-5)
+    grid = X.head(1).loc[[X.index[0]] * 21].reset_index(drop=True)
+    grid["price"] = np.linspace(0, 1, 21)
+    assert np.all(np.diff(model.predict_params(grid)["loc"]) >= -1e-9)
+    imp = model.feature_importances("split")
+    assert imp.shape == (2, 3) and imp.to_numpy().sum() > 0
+    with pytest.raises(ValueError, match="extra_trees is a LightGBM option"):
+        db.DistributionalRegressor(backend="xgboost", extra_trees=True,
+                                   n_estimators=2).fit(X, y)
