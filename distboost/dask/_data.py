@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["TrainingFrame", "as_frame", "Y_COLS", "W_COL"]
+__all__ = ["TrainingFrame", "as_frame", "place", "Y_COLS", "W_COL"]
 
 Y_COLS = ("__distboost_y0", "__distboost_y1")
 W_COL = "__distboost_w"
@@ -251,3 +251,23 @@ def _set_categories(s, cats):
     values = s.astype(object)
     return pd.Series(pd.Categorical(values.where(values.isin(cats)), categories=cats),
                      index=s.index, name=s.name)
+
+
+def place(client, frame):
+    """``frame`` computed and held on the workers in contiguous blocks of partitions: the
+    first ``P / W`` partitions on the first worker (by name, the order in which XGBoost's
+    tracker ranks the workers), and so on.
+
+    XGBoost's histograms are sums over each worker's rows: which partitions sit together
+    decides their rounding and the quantile sketch's bins.  Placing the partitions by their
+    position, not by the scheduler's timing, makes a refit of the same data on the same
+    cluster give the same model.
+    """
+    dd = _dd()
+    info = client.scheduler_info()["workers"]
+    workers = sorted(info, key=lambda addr: (str(info[addr].get("name", "")), addr))
+    parts = frame.to_delayed()
+    futures = [client.compute(part, workers=[workers[i * len(workers) // len(parts)]],
+                              allow_other_workers=False)
+               for i, part in enumerate(parts)]
+    return dd.from_delayed(futures, meta=frame._meta, verify_meta=False)

@@ -39,7 +39,7 @@ from ..boosting.engine import FittedEnsemble
 from ..boosting.xgboost_backend import XGBoostModel, xgb_params
 from ..estimators import DistributionalRegressor, check_target
 from ..objective import FamilyObjective
-from ._data import TrainingFrame, as_frame
+from ._data import TrainingFrame, as_frame, place
 from ._reduce import global_curvature, holdout_split, refine_start, target_pass
 from ._worker import (
     TRAIN,
@@ -167,9 +167,9 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
             mode = "holdout"
         else:
             train, valid, mode = data, None, "none"
-        train.frame = client.persist(train.frame)
+        train.frame = place(client, train.frame)
         if valid is not None:
-            valid.frame = client.persist(valid.frame)
+            valid.frame = place(client, valid.frame)
             target_pass(client, valid, family, check_target, seed, 0, name="y of eval_set")
 
         total, y_sample, w_sample = target_pass(client, train, family, check_target, seed)

@@ -154,18 +154,16 @@ def test_every_step_rule_lowers_the_training_loss(client, step):
 
 
 def test_same_seed_and_partitioning_give_the_same_model(client):
-    """Up to the float rounding of histogram sums, which depends on which worker holds
-    which partition (the scheduler's choice); without ``subsample``, whose bags XGBoost
-    draws per worker (see docs/dask.md)."""
+    """Partitions are placed on the workers by position (``_data.place``), so a refit on the
+    same cluster repeats the model; without ``subsample``, whose bags XGBoost draws per
+    worker (see docs/dask.md)."""
     X, y = simulate(2000, seed=7)
     Xd, yd = to_dask(X, y)
     fits = [DaskDistributionalRegressor(n_estimators=20, colsample=0.7, learning_rate=0.1,
                                         random_state=3, client=client).fit(Xd, yd)
             for _ in range(2)]
     a, b = (f.to_local() for f in fits)
-    assert a.best_iteration_ == b.best_iteration_
-    assert a.score(X, y) == pytest.approx(b.score(X, y), abs=2e-3)
-    np.testing.assert_allclose(a.predict_raw(X), b.predict_raw(X), atol=0.05)
+    np.testing.assert_array_equal(a.predict_raw(X), b.predict_raw(X))
 
 
 def test_a_target_offset_by_1e9_is_fitted_as_well_as_the_centred_one(client):
