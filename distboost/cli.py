@@ -27,28 +27,49 @@ class UserError(Exception):
 
 
 def _marginal_table(y: np.ndarray) -> pd.DataFrame:
-    """Marginal MLE of every registered family whose support holds ``y``."""
+    """Marginal MLE of every registered family whose support holds ``y``, best first.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``family``, ``mean_loglik``, ``params``; ``attrs["not_applicable"]`` maps
+        each other registered family to a short reason (a classification family, or its
+        support).
+    """
     import torch
 
     from . import families
 
-    rows = []
+    rows, skipped = [], {}
     for name in families.available():
         fam = families.get(name)
+        if fam.classification:
+            skipped[name] = "a classification family"
+            continue
         try:
             fam.validate_y(y)
-        except ValueError as err:
-            rows.append(
-                {"family": name, "mean_loglik": np.nan, "params": "", "note": str(err)[:60]}
-            )
+        except ValueError:
+            skipped[name] = f"support {fam.support} does not hold y"
             continue
         params = fam.init(y)
         raw = torch.as_tensor(fam.raw_from_params(params)).reshape(1, -1).expand(len(y), -1)
         with torch.no_grad():
             loglik = -fam.nll(raw, torch.from_numpy(np.array(y))).mean().item()
         desc = ", ".join(f"{k}={v:.4g}" for k, v in params.items())
-        rows.append({"family": name, "mean_loglik": loglik, "params": desc, "note": ""})
-    return pd.DataFrame(rows).sort_values("mean_loglik", ascending=False, na_position="last")
+        rows.append({"family": name, "mean_loglik": loglik, "params": desc})
+    table = pd.DataFrame(rows, columns=["family", "mean_loglik", "params"])
+    table = table.sort_values("mean_loglik", ascending=False).reset_index(drop=True)
+    table.attrs["not_applicable"] = skipped
+    return table
+
+
+def _not_applicable_line(skipped: dict[str, str]) -> str:
+    """One line naming the families left out, grouped by reason."""
+    groups: dict[str, list[str]] = {}
+    for name, why in skipped.items():
+        groups.setdefault(why, []).append(name)
+    return "Not applicable: " + "; ".join(f"{', '.join(names)} ({why})"
+                                          for why, names in groups.items()) + "."
 
 
 def _fmt(df: pd.DataFrame) -> str:
@@ -85,8 +106,9 @@ def demo(args) -> int:
           "target: disease progression after one year (positive).\n")
     print("Marginal maximum-likelihood fit of every family (no features):")
     marginal = _marginal_table(y)
-    with pd.option_context("display.max_colwidth", 70, "display.width", 160):
-        print(_fmt(marginal))
+    print(_fmt(marginal))
+    if marginal.attrs["not_applicable"]:
+        print(_not_applicable_line(marginal.attrs["not_applicable"]))
 
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.25, random_state=0)
     families = args.families.split(",")

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from distboost.cli import _marginal_table, main
+from distboost.cli import _marginal_table, _not_applicable_line, main
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -19,8 +19,17 @@ def test_marginal_table_ranks_families_and_explains_skips():
     y = np.random.default_rng(0).gamma(3.0, 2.0, size=2000)
     table = _marginal_table(y)
     assert table.iloc[0]["family"] == "gamma"
-    beta = table.set_index("family").loc["beta"]
-    assert np.isnan(beta["mean_loglik"]) and "outside the support" in beta["note"]
+    # Only families that can apply are rows; the others are named once with a short reason,
+    # never a message cut mid-word.
+    assert {"beta", "bernoulli", "categorical", "poisson"}.isdisjoint(table["family"])
+    assert table["mean_loglik"].notna().all() and list(table.columns) == [
+        "family", "mean_loglik", "params"]
+    skipped = table.attrs["not_applicable"]
+    assert skipped["beta"] == "support (0, 1) does not hold y"
+    assert skipped["bernoulli"] == skipped["categorical"] == "a classification family"
+    line = _not_applicable_line(skipped)
+    assert line.startswith("Not applicable: ")
+    assert "bernoulli, categorical (a classification family)" in line
 
 
 @pytest.mark.slow  # the whole demo: 5-fold comparison of 4 families, 300 rounds each
@@ -28,7 +37,8 @@ def test_demo_writes_figures_and_report(tmp_path, capsys):
     families = "normal,gamma,lognormal,weibull"
     assert main(["demo", "--out", str(tmp_path), "--families", families]) == 0
     out = capsys.readouterr().out
-    assert "Best family by cross-validated NLL" in out and "coverage_90" in out
+    assert "Best family by cross-validated " in out and "coverage_90" in out
+    assert "Not applicable: " in out and "outside the support" not in out
     for name in ["intervals.png", "pit.png", "calibration.png", "comparison.png"]:
         assert (tmp_path / name).stat().st_size > 10_000
     report = (tmp_path / "report.md").read_text()
