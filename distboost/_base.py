@@ -47,7 +47,7 @@ from .boosting.engine import FittedEnsemble
 from .calibration import DispersionSearch, apply_shift, best_dispersion_shift
 from .linear_start import LinearStart, choose_linear_start, fit_linear_start
 from .objective import FamilyObjective, slope_mask
-from .predictive import Predictive
+from .predictive import Predictive, quantile_columns
 
 __all__ = ["DistributionalEstimator"]
 
@@ -416,19 +416,31 @@ feature_names_in_ : ndarray of str
         Predictive of length n
         """
         params = self._params(X, iteration)  # check_is_fitted first
-        return Predictive(self.family_, params)
+        index = X.index if isinstance(X, pd.DataFrame) else None
+        return Predictive(self.family_, params, index=index)
 
     def predict(self, X) -> np.ndarray:
         """Conditional mean, ndarray of shape (n,)."""
         return self.predict_dist(X).mean
 
-    def predict_quantiles(self, X, quantiles=(0.05, 0.5, 0.95)) -> np.ndarray:
-        """Conditional quantiles, ndarray of shape (n, len(quantiles))."""
-        return self.predict_dist(X).quantile(np.atleast_1d(np.asarray(quantiles, dtype=float)))
+    def predict_quantiles(self, X, quantiles=(0.05, 0.5, 0.95)):
+        """Conditional quantiles: ndarray of shape (n, len(quantiles)), or a DataFrame with
+        X's index and columns ``q0.05``, ... when X is a DataFrame."""
+        levels = np.atleast_1d(np.asarray(quantiles, dtype=float))
+        dist = self.predict_dist(X)
+        out = dist.quantile(levels)
+        if dist.index is None:
+            return out
+        return pd.DataFrame(out, index=dist.index, columns=quantile_columns(levels))
 
-    def predict_interval(self, X, level: float = 0.9) -> np.ndarray:
-        """Central prediction interval of the given level, ndarray of shape (n, 2)."""
-        return self.predict_dist(X).interval(level)
+    def predict_interval(self, X, level: float = 0.9):
+        """Central prediction interval of the given level: ndarray of shape (n, 2), or a
+        DataFrame with X's index and columns ``lower``, ``upper`` when X is a DataFrame."""
+        dist = self.predict_dist(X)
+        out = dist.interval(level)
+        if dist.index is None:
+            return out
+        return pd.DataFrame(out, index=dist.index, columns=["lower", "upper"])
 
     def score(self, X, y, sample_weight=None) -> float:
         """Mean log-likelihood of ``y`` under the predicted distributions (higher is better;

@@ -216,8 +216,17 @@ def fit(args) -> int:
     return 0
 
 
+def _floats(text: str, option: str) -> list[float]:
+    """A comma-separated list of numbers, or a UserError naming the option."""
+    try:
+        return [float(v) for v in text.split(",") if v.strip()]
+    except ValueError as err:
+        raise UserError(f"{option} takes comma-separated numbers; got {text!r}.") from err
+
+
 def predict(args) -> int:
-    """Predict parameters and quantiles for the rows of a CSV file."""
+    """Predict the mean, sd, parameters and quantiles (and survival probabilities) for the
+    rows of a CSV file."""
     from .persistence import load
 
     if not Path(args.model).is_file():
@@ -227,16 +236,24 @@ def predict(args) -> int:
     except ValueError as err:
         raise UserError(str(err)) from err
     df = _read_csv(args.data)
+    if args.id is not None and args.id not in df.columns:
+        raise UserError(f"Column {args.id!r} (--id) is not in {args.data}; columns are "
+                        f"{list(df.columns)}.")
     names = list(getattr(model, "feature_names_in_", []))
     missing = [c for c in names if c not in df.columns]
     if missing:
         raise UserError(f"Column(s) {missing} used by the model are not in {args.data}.")
-    X = df[names] if names else df
-    levels = [float(q) for q in args.quantiles.split(",")]
-    out = model.predict_params(X)
-    out["mean"] = model.predict(X)
-    for q, col in zip(levels, model.predict_quantiles(X, levels).T, strict=True):
-        out[f"q{q:g}"] = col
+    X = df[names] if names else df.drop(columns=[args.id] if args.id else [])
+    levels = _floats(args.quantiles, "--quantiles")
+    dist = model.predict_dist(X)
+    out = dist.to_frame(levels)
+    if args.times:  # survival probabilities P(T > t) (of the latent time when censored)
+        times = np.asarray(_floats(args.times, "--times"))
+        survival = dist.sf(np.broadcast_to(times, (len(dist), times.size)))
+        for t, col in zip(times, survival.T, strict=True):
+            out[f"S({t:g})"] = col
+    if args.id is not None:
+        out.insert(0, args.id, df[args.id].to_numpy())
     if args.out:
         out.to_csv(args.out, index=False)
         print(f"Wrote {len(out)} rows to {args.out}")
@@ -322,7 +339,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("predict", help="predict from a saved model")
     p.add_argument("model")
     p.add_argument("data")
-    p.add_argument("--quantiles", default="0.05,0.5,0.95")
+    p.add_argument("--quantiles", default="0.05,0.5,0.95",
+                   help="comma-separated quantile levels (default: %(default)s)")
+    p.add_argument("--times", default=None,
+                   help="comma-separated times t: adds the survival probabilities S(t) = "
+                        "P(T > t), e.g. of a censored (survival) model")
+    p.add_argument("--id", default=None,
+                   help="a column of the data copied to the predictions (row identifiers)")
     p.add_argument("--out", default=None, help="CSV file to write (default: stdout)")
     p.set_defaults(func=predict)
     p = sub.add_parser("compare", help="compare families by cross-validation")

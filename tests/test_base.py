@@ -68,3 +68,28 @@ def test_staged_prediction_and_predict_raw():
     mid = model.predict_params(X[:5], iteration=20)
     assert not np.allclose(mid["loc"], params["loc"])
     np.testing.assert_allclose(model.predict_params(X[:5], iteration=40), params)
+
+
+def test_predictions_keep_the_index_of_a_dataframe():
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x": rng.uniform(-2, 2, 300)}, index=[f"r{i}" for i in range(300)])
+    y = X["x"].to_numpy() + rng.normal(size=300)
+    model = db.DistributionalRegressor(n_estimators=5, early_stopping=False,
+                                       random_state=0).fit(X, y)
+    X_new = X.iloc[[5, 3, 1]]
+    dist = model.predict_dist(X_new)
+    assert list(dist.index) == ["r5", "r3", "r1"]
+    frame = dist.to_frame([0.1, 0.9])
+    assert list(frame.index) == ["r5", "r3", "r1"]
+    np.testing.assert_allclose(frame[["loc", "scale"]], model.predict_params(X_new))
+    q = model.predict_quantiles(X_new, [0.1, 0.9])
+    assert list(q.index) == ["r5", "r3", "r1"] and list(q.columns) == ["q0.1", "q0.9"]
+    np.testing.assert_allclose(q, frame[["q0.1", "q0.9"]])
+    iv = model.predict_interval(X_new, 0.8)
+    assert list(iv.columns) == ["lower", "upper"] and list(iv.index) == ["r5", "r3", "r1"]
+    np.testing.assert_allclose(iv, q)
+    # arrays in, arrays out (no index to keep)
+    assert isinstance(model.predict_quantiles(X_new.to_numpy(), [0.5]), np.ndarray)
+    assert model.predict_dist(X_new.to_numpy()).index is None

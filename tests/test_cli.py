@@ -64,8 +64,34 @@ def test_fit_then_predict(csv, tmp_path, capsys):
     assert main(["predict", str(model), str(csv), "--quantiles", "0.1,0.9", "--out",
                  str(preds)]) == 0
     out = pd.read_csv(preds)
-    assert list(out.columns) == ["loc", "scale", "mean", "q0.1", "q0.9"]
+    assert list(out.columns) == ["mean", "sd", "loc", "scale", "q0.1", "q0.9"]
     assert len(out) == 300 and (out["q0.1"] < out["q0.9"]).all()
+
+
+def test_predict_passes_an_id_column_and_writes_survival_probabilities(tmp_path, capsys):
+    import distboost as db
+
+    X, time, event = db.datasets.load_veterans()
+    data = X.assign(time=time, event=event.astype(int), patient=[f"p{i}" for i in range(137)])
+    csv = tmp_path / "vet.csv"
+    data.to_csv(csv, index=False)
+    model = tmp_path / "m.json"
+    data.drop(columns="patient").to_csv(tmp_path / "train.csv", index=False)
+    assert main(["fit", str(tmp_path / "train.csv"), "--target", "time", "--event", "event",
+                 "--family", "weibull", "--out", str(model)]) == 0
+    preds = tmp_path / "p.csv"
+    assert main(["predict", str(model), str(csv), "--id", "patient", "--times", "30,365",
+                 "--quantiles", "0.5", "--out", str(preds)]) == 0
+    out = pd.read_csv(preds)
+    assert list(out.columns[:1]) == ["patient"] and list(out.columns[-3:]) == [
+        "q0.5", "S(30)", "S(365)"]
+    assert out["patient"].tolist() == data["patient"].tolist()
+    fitted = db.load(model)
+    np.testing.assert_allclose(out["S(365)"], fitted.predict_dist(X).sf(365.0), rtol=1e-6)
+    assert (out["S(30)"] >= out["S(365)"]).all()
+    # S(median) = 1/2
+    dist = fitted.predict_dist(X)
+    np.testing.assert_allclose(dist.sf(out["q0.5"].to_numpy()), 0.5, atol=1e-6)
 
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is not beside the checkout")
