@@ -33,6 +33,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils.validation import check_is_fitted
 
 from ._options import OptionsMixin
+from ._progress import round_bar, stop_line
 from ._rounds import CV_FOLDS, best_cv_round, cv_folds, padded_curves, validation_mode
 from ._validation import (
     check_consistent_rows,
@@ -76,6 +77,7 @@ class DistributionalEstimator(OptionsMixin, BaseEstimator, metaclass=ABCMeta):
     scoring_rule = "nll"
     calibrate = False
     linear_start = False
+    progress = False
     _attribute_docs = """family_ : Family
 ensemble_ : FittedEnsemble
     The trees (raw scores without the dispersion shift and the linear start).
@@ -188,6 +190,10 @@ feature_names_in_ : ndarray of str
             if self.calibrate and val[0] is not None:
                 run.shift = self._calibrate(run, val, fitted)
         self._set_fitted(family, run, mode, fitted)
+        if self.verbose:
+            print(stop_line(mode, run.ensemble.stopped_reason, self.n_iter_,
+                            self.best_iteration_, self.n_estimators, self.n_iter_no_change,
+                            CV_FOLDS), flush=True)
         return self
 
     def _set_fitted(self, family, run: Run, mode: str, fitted: dict) -> None:
@@ -287,14 +293,17 @@ feature_names_in_ : ndarray of str
         overrides = {} if n_estimators is None else {"n_estimators": n_estimators}
         overrides["n_iter_no_change"] = None if X_val is None else self.n_iter_no_change
         params = self._engine_params(step, len(y), seed, **overrides)
-        ensemble = fit_boosting(
-            callables["loss"], init_raw, self._tree_X(X, context), data,
-            params=params, sample_weight=sample_weight,
-            X_val=None if X_val is None else self._tree_X(X_val, context),
-            data_val=data_val, sample_weight_val=w_val, fisher=callables.get("fisher"),
-            valid_score=valid_score, warn_context=self._describe(family) + where,
-            derivatives=callables.get("derivatives"), metric_name=self._metric,
-        )
+        desc = where.removeprefix(", ").replace("cross-validation ", "") or "boosting"
+        with round_bar(self.progress, params.n_estimators, desc, leave=not where) as callback:
+            ensemble = fit_boosting(
+                callables["loss"], init_raw, self._tree_X(X, context), data,
+                params=params, sample_weight=sample_weight,
+                X_val=None if X_val is None else self._tree_X(X_val, context),
+                data_val=data_val, sample_weight_val=w_val, fisher=callables.get("fisher"),
+                valid_score=valid_score, warn_context=self._describe(family) + where,
+                derivatives=callables.get("derivatives"), metric_name=self._metric,
+                callback=callback,
+            )
         curve = None
         if X_val is not None:
             curve = np.array([start_score, *ensemble.evals_result_["valid"][self._metric]])

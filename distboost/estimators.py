@@ -51,7 +51,7 @@ class DistributionalRegressor(RegressorMixin, DistributionalEstimator):
                 "num_leaves", "max_depth", "min_child_samples", "subsample", "colsample",
                 "reg_lambda", "max_bin", "calibrate", "linear_start", "early_stopping",
                 "validation_fraction", "n_iter_no_change", "links", "base_learner",
-                "random_state", "n_jobs", "verbose")
+                "random_state", "n_jobs", "verbose", "progress")
     _n_positional = 1
 
     @property

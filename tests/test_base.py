@@ -93,3 +93,41 @@ def test_predictions_keep_the_index_of_a_dataframe():
     # arrays in, arrays out (no index to keep)
     assert isinstance(model.predict_quantiles(X_new.to_numpy(), [0.5]), np.ndarray)
     assert model.predict_dist(X_new.to_numpy()).index is None
+
+
+def test_progress_bar_changes_nothing_but_the_screen(capsys):
+    X, y, _ = make_heteroscedastic_sine(300, random_state=1)
+    kw = dict(n_estimators=30, early_stopping="holdout", random_state=0)
+    quiet = db.DistributionalRegressor(**kw).fit(X, y)
+    assert capsys.readouterr().err == ""
+    shown = db.DistributionalRegressor(progress=True, **kw).fit(X, y)
+    err = capsys.readouterr().err
+    assert "boosting" in err and f"{shown.n_iter_}/30" in err
+    np.testing.assert_array_equal(shown.predict_raw(X), quiet.predict_raw(X))
+    assert db.DistributionalRegressor().get_params()["progress"] is False
+    # small data: one bar per cross-validation fold, then the refit's
+    db.DistributionalRegressor(progress=True, n_estimators=10, random_state=0).fit(X[:60],
+                                                                                y[:60])
+    err = capsys.readouterr().err
+    assert "fold 1/5" in err and "fold 5/5" in err and "boosting" in err
+
+
+@pytest.mark.parametrize("early_stopping, pattern", [
+    ("holdout", r"stopped at round (\d+), best round (\d+), because the validation loss did "
+                r"not improve for 5 rounds"),
+    (False, r"stopped at round (\d+), best round (\d+), because the cap n_estimators=15 was "
+            r"reached"),
+    ("cv", r"stopped at round (\d+), best round (\d+), because 5-fold cross-validation chose"),
+])
+def test_verbose_fit_ends_with_why_it_stopped(early_stopping, pattern, capsys):
+    import re
+
+    X, y, _ = make_heteroscedastic_sine(400, random_state=2)
+    n_estimators = 15 if early_stopping is False else 400
+    model = db.DistributionalRegressor(n_estimators=n_estimators, n_iter_no_change=5,
+                                       learning_rate=0.3, early_stopping=early_stopping,
+                                       verbose=1000, random_state=0).fit(X, y)
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    match = re.fullmatch(pattern + ".*", last)
+    assert match, last
+    assert (int(match[1]), int(match[2])) == (model.n_iter_, model.best_iteration_)
