@@ -115,7 +115,7 @@ def demo(args) -> int:
     print(f"\nCross-validating boosted models of {len(families)} families (5 folds)...",
           flush=True)
     table = compare_families(X_tr, y_tr, families=families, cv=5, random_state=0,
-                             early_stopping=True, **DEMO_PARAMS)
+                             early_stopping=True, progress=args.progress, **DEMO_PARAMS)
     _print_comparison(table)
     best = table.attrs["best"] or table.loc[0, "family"]  # the first sound fit
     ranked = table.attrs["ranked_by"].removesuffix("_mean")
@@ -199,7 +199,8 @@ def fit(args) -> int:
     family = args.family
     if family == "auto":
         print("Choosing the family by 5-fold cross-validation...", flush=True)
-        table = compare_families(X, y, cv=5, metrics=("nll", "crps"), early_stopping=True)
+        table = compare_families(X, y, cv=5, metrics=("nll", "crps"), early_stopping=True,
+                                 progress=args.progress)
         _print_comparison(table)
         family = _auto_family(table, y)
         print(f"Chosen family: {family} (ranked by cross-validated "
@@ -208,7 +209,8 @@ def fit(args) -> int:
         family = f"censored_{family}"
     try:
         model = DistributionalRegressor(family=family, early_stopping=True, random_state=0,
-                                        verbose=args.verbose).fit(X, y)
+                                        verbose=args.verbose,
+                                        progress=args.progress).fit(X, y)
     except ValueError as err:
         raise UserError(str(err)) from err
     model.save(args.out)
@@ -267,25 +269,75 @@ def compare(args) -> int:
     from .selection import compare_families
 
     X, y = _split_target(_read_csv(args.data), args.target, args.event)
-    print("Cross-validating every family (5 folds)...", flush=True)
-    table = compare_families(X, y, cv=args.cv, early_stopping=True)
-    _print_comparison(table)
+    families = None
+    if args.families:
+        families = [f.strip() for f in args.families.split(",") if f.strip()]
+        if args.event:
+            families = [f if f.startswith("censored_") else f"censored_{f}" for f in families]
+        from . import families as _families
+
+        for f in families:
+            try:
+                _families.get(f)
+            except ValueError as err:
+                raise UserError(str(err)) from err
+    what = "every candidate family" if families is None else f"{len(families)} families"
+    print(f"Cross-validating {what} ({args.cv} folds)...", flush=True)
+    table = compare_families(X, y, families=families, cv=args.cv, early_stopping=True,
+                             progress=args.progress, n_jobs=args.n_jobs)
+    _print_comparison(table, full_text_in=args.out)
+    if args.out:
+        table.to_csv(args.out, index=False)
+        print(f"Wrote the table with the full reasons to {args.out}")
     return 0
 
 
-def _print_comparison(table: pd.DataFrame) -> None:
-    """The table of ``compare_families``, why it is ranked so and which families were left out."""
-    shown = table.drop(columns=["skipped"])
+#: Width of the comparison's reasons on screen (the full text goes to ``--out``).
+REASON_WIDTH = 72
+
+
+def _short_reason(why: str) -> str:
+    """A skip or degeneracy reason short enough for a terminal line."""
+    import re
+    import textwrap
+
+    m = re.search(r"(\d+) of (\d+) rows outside the support (.+?) of family", why)
+    if m:
+        return f"support {m[3]} does not hold y ({m[1]} of {m[2]} rows outside)"
+    return textwrap.shorten(why, REASON_WIDTH, placeholder=" ...")
+
+
+def _comparison_frame(table: pd.DataFrame) -> pd.DataFrame:
+    """The table as shown on a terminal: ``mean ± sd`` per metric, seconds, degenerate."""
+    shown = table[["family", "kind"]].copy()
+    metrics = [c.removesuffix("_mean") for c in table.columns if c.endswith("_mean")]
+    for m in metrics:
+        mean = table[f"{m}_mean"].to_numpy(dtype=float)
+        sd = table.get(f"{m}_std", pd.Series(np.nan, index=table.index)).to_numpy(dtype=float)
+        shown[m] = ["" if np.isnan(a) else f"{a:.4g}" if np.isnan(b) else f"{a:.4g} ± {b:.2g}"
+                    for a, b in zip(mean, sd, strict=True)]
+    if "fit_seconds" in table:
+        shown["seconds"] = [f"{v:.2f}" if np.isfinite(v) else "" for v in table["fit_seconds"]]
     shown["degenerate"] = np.where(table["degenerate"] != "", "yes", "")
-    with pd.option_context("display.width", 250):
-        print(_fmt(shown))
+    return shown
+
+
+def _print_comparison(table: pd.DataFrame, full_text_in: str | None = None) -> None:
+    """The table of ``compare_families`` (narrow enough for a terminal), why it is ranked so
+    and which families were left out (reasons shortened; the full text is in the table)."""
+    print(_comparison_frame(table).to_string(index=False))
+    shortened = False
     for column, title in [("degenerate", "Degenerate fits (ranked last, never chosen)"),
                           ("skipped", "Skipped")]:
         rows = table[table[column] != ""]
         if len(rows):
             print(f"{title}:")
             for name, why in zip(rows["family"], rows[column], strict=True):
-                print(f"  {name}: {why}")
+                short = _short_reason(why)
+                shortened |= short != why
+                print(f"  {name}: {short}")
+    if shortened and not full_text_in:
+        print("(reasons shortened; --out FILE writes the table with the full text)")
     if table.attrs.get("note"):
         print(table.attrs["note"])
     if table.attrs.get("excluded"):
@@ -320,6 +372,11 @@ def _auto_family(table: pd.DataFrame, y: np.ndarray) -> str:
     return str(best["family"])
 
 
+def _progress_flag(p) -> None:
+    p.add_argument("--no-progress", dest="progress", action="store_false",
+                   help="no progress bars (on by default, on stderr)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="distboost", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -327,6 +384,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="demo_output", help="folder for figures and report.md")
     p.add_argument("--families", default="normal,lognormal,gamma,weibull,negative_binomial",
                    help="comma-separated families to compare (default: %(default)s)")
+    _progress_flag(p)
     p.set_defaults(func=demo)
     p = sub.add_parser("fit", help="fit a model on a CSV file")
     p.add_argument("data")
@@ -334,7 +392,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--family", default="normal", help="a family name, or 'auto'")
     p.add_argument("--event", default=None, help="event column (1 = observed) for survival")
     p.add_argument("--out", required=True, help="model file to write")
-    p.add_argument("--verbose", type=int, default=0, help="progress every N rounds")
+    p.add_argument("--verbose", type=int, default=0,
+                   help="print the losses every N rounds and why boosting stopped")
+    _progress_flag(p)
     p.set_defaults(func=fit)
     p = sub.add_parser("predict", help="predict from a saved model")
     p.add_argument("model")
@@ -352,7 +412,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("data")
     p.add_argument("--target", required=True)
     p.add_argument("--event", default=None)
-    p.add_argument("--cv", type=int, default=5)
+    p.add_argument("--cv", type=int, default=5, help="folds (default: %(default)s)")
+    p.add_argument("--families", default=None,
+                   help="comma-separated families to compare (default: every family whose "
+                        "support holds the target)")
+    p.add_argument("--out", default=None,
+                   help="CSV file for the whole table, reasons in full")
+    p.add_argument("--n-jobs", type=int, default=None, dest="n_jobs",
+                   help="fit folds on this many processes (-1: every core)")
+    _progress_flag(p)
     p.set_defaults(func=compare)
     return parser
 

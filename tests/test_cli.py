@@ -181,3 +181,47 @@ def test_module_entry_point_reports_usage_errors():
     res = subprocess.run([sys.executable, "-m", "distboost", "nonesuch"], capture_output=True,
                          text=True)
     assert res.returncode != 0 and "invalid choice" in res.stderr
+
+
+def _long_table():
+    beta_why = ("Target y has 300 of 300 rows outside the support (0, 1) of family 'beta' "
+                "(e.g. [1.5, 2.7, 0.3]). " + "More detail. " * 10)
+    table = pd.DataFrame({
+        "family": ["lognormal", "gamma", "beta"], "kind": ["density"] * 3,
+        "nll_mean": [1.2345678, 1.3, np.nan], "nll_std": [0.05, 0.06, np.nan],
+        "crps_mean": [0.41, 0.43, np.nan], "crps_std": [0.02, 0.03, np.nan],
+        "coverage_90_mean": [0.9, 0.88, np.nan], "coverage_90_std": [0.01, 0.02, np.nan],
+        "fit_seconds": [0.5, 0.6, np.nan], "degenerate": ["", "", ""],
+        "skipped": ["", "", beta_why]})
+    table.attrs.update(ranked_by="nll_mean", note="", excluded={}, best="lognormal")
+    return table
+
+
+def test_compare_prints_its_folds_takes_families_and_fits_a_terminal(csv, tmp_path, capsys,
+                                                                    monkeypatch):
+    import distboost.selection
+
+    seen = {}
+
+    def fake(X, y, **kw):
+        seen.update(kw)
+        return _long_table()
+
+    monkeypatch.setattr(distboost.selection, "compare_families", fake)
+    out_csv = tmp_path / "table.csv"
+    assert main(["compare", str(csv), "--target", "y", "--cv", "3", "--families",
+                 "lognormal,gamma,beta", "--out", str(out_csv)]) == 0
+    out = capsys.readouterr().out
+    assert "(3 folds)" in out and "3 families" in out
+    assert seen["cv"] == 3 and seen["families"] == ["lognormal", "gamma", "beta"]
+    assert seen["progress"] is True  # on by default in the CLI
+    assert max(len(line) for line in out.splitlines() if not line.startswith("Wrote")) <= 80
+    assert "beta: support (0, 1) does not hold y (300 of 300 rows outside)" in out
+    assert "1.235 ± 0.05" in out
+    written = pd.read_csv(out_csv, keep_default_na=False)
+    assert written.loc[2, "skipped"].endswith("More detail.")  # the full text
+    assert main(["compare", str(csv), "--target", "y", "--no-progress"]) == 0
+    assert seen["progress"] is False and seen["families"] is None and seen["cv"] == 5
+    assert "(5 folds)" in capsys.readouterr().out
+    assert main(["compare", str(csv), "--target", "y", "--families", "nonesuch"]) == 2
+    assert "Unknown family 'nonesuch'" in capsys.readouterr().err
