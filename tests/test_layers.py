@@ -51,7 +51,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                     "distboost.varying", "distboost.booster")),
     ("explain, dask", ("distboost.explain", "distboost.dask")),
     ("selection", ("distboost.selection",)),
-    ("plotting", ("distboost.plotting",)),
+    ("plotting", ("distboost.plotting", "distboost._survival_plots")),
     ("cli", ("distboost.cli", "distboost.__main__")),
     ("package", ("distboost",)),  # distboost/__init__.py: the public facade
 ]
