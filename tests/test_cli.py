@@ -108,11 +108,19 @@ def test_fit_survival_with_event_column(tmp_path, capsys):
     (["fit", "{csv}", "--target", "x", "--family", "gamma", "--out", "m.json"],
      "outside the support"),
     (["predict", "nomodel.json", "{csv}"], "No such file: nomodel.json"),
-], ids=["missing-file", "missing-column", "target-unfit", "missing-model"])
+    (["predict", "{model}", "{csv}", "--id", "patient"], "Column 'patient' (--id) is not in"),
+    (["predict", "{model}", "{csv}", "--times", "1,a"], "--times takes comma-separated numbers"),
+    (["compare", "{csv}", "--target", "y", "--families", "normal,nonesuch"],
+     "Unknown family 'nonesuch'"),
+], ids=["missing-file", "missing-column", "target-unfit", "missing-model", "missing-id",
+        "bad-times", "unknown-family"])
 def test_user_errors_print_one_line_and_exit_2(argv, message, csv, capsys, tmp_path,
                                                 monkeypatch):
     monkeypatch.chdir(tmp_path)
-    argv = [a.replace("{csv}", str(csv)) for a in argv]
+    if "{model}" in argv:
+        assert main(["fit", str(csv), "--target", "y", "--out", "m.json", "--no-progress"]) == 0
+        capsys.readouterr()
+    argv = [a.replace("{csv}", str(csv)).replace("{model}", "m.json") for a in argv]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0]
