@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 import time
 import warnings
 from pathlib import Path
@@ -299,7 +300,6 @@ REASON_WIDTH = 72
 def _short_reason(why: str) -> str:
     """A skip or degeneracy reason short enough for a terminal line."""
     import re
-    import textwrap
 
     m = re.search(r"(\d+) of (\d+) rows outside the support (.+?) of family", why)
     if m:
@@ -339,7 +339,7 @@ def _print_comparison(table: pd.DataFrame, full_text_in: str | None = None) -> N
     if shortened and not full_text_in:
         print("(reasons shortened; --out FILE writes the table with the full text)")
     if table.attrs.get("note"):
-        print(table.attrs["note"])
+        print(textwrap.fill(table.attrs["note"], 100))
     if table.attrs.get("excluded"):
         print(f"Not candidates (support does not hold y, or classification): "
               f"{', '.join(table.attrs['excluded'])}.")

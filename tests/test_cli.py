@@ -128,9 +128,10 @@ def test_user_errors_print_one_line_and_exit_2(argv, message, csv, capsys, tmp_p
 
 @pytest.mark.slow  # cross-validates every candidate family (the table's printing: test_fit_auto_*)
 def test_compare(csv, capsys):
-    assert main(["compare", str(csv), "--target", "y", "--cv", "2"]) == 0
+    assert main(["compare", str(csv), "--target", "y", "--cv", "2", "--no-progress"]) == 0
     out = capsys.readouterr().out
-    assert "lognormal" in out and "nll_mean" in out and "degenerate" in out and "kind" in out
+    assert "lognormal" in out and " nll " in out and "degenerate" in out and "kind" in out
+    assert "(2 folds)" in out
     table, excluded = out.split("Not candidates")
     assert "poisson" in excluded and "bernoulli" in excluded and "poisson" not in table
 
