@@ -92,8 +92,9 @@ def stop_line(mode: str, stopped_reason: str, n_iter: int, best_iteration: int, 
     if mode == "constant":
         return head + "a single training row keeps the start values"
     if mode == "cv" and stopped_reason == "n_estimators":
-        return head + (f"{folds}-fold cross-validation chose {best_iteration} rounds (the "
-                       "earliest within one standard error of the best) and the refit on "
-                       "all rows ran them")
+        chose = (f"{folds}-fold cross-validation chose {best_iteration} rounds (the earliest "
+                 "within one standard error of the best)")
+        return head + chose + ("; the start values are kept" if best_iteration == 0
+                               else " and the refit on all rows ran them")
     why = _REASONS.get(stopped_reason, stopped_reason)
     return head + why.format(cap=cap, patience=patience)

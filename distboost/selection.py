@@ -148,7 +148,8 @@ def compare_families(X, y, families=None, cv=5, metrics=("nll", "crps", "coverag
         Fit the families' folds in parallel on ``n_jobs`` processes (joblib; -1: every
         core), each model with one LightGBM thread (``n_jobs=1`` unless given in
         ``estimator_params``).  The table is the same as the serial one's: every fold
-        keeps its own seed.  None or 1: serial.
+        keeps its own seed.  None or 1: serial.  Families given as ``Family`` objects must
+        be picklable (classes importable by the worker processes).
     **estimator_params
         Passed to every ``DistributionalRegressor``.
 

@@ -131,3 +131,14 @@ def test_verbose_fit_ends_with_why_it_stopped(early_stopping, pattern, capsys):
     match = re.fullmatch(pattern + ".*", last)
     assert match, last
     assert (int(match[1]), int(match[2])) == (model.n_iter_, model.best_iteration_)
+
+
+def test_stop_line_when_cross_validation_keeps_the_start():
+    from distboost._progress import stop_line
+
+    line = stop_line("cv", "n_estimators", 1, 0, 1000, 20, 5)
+    assert line == ("stopped at round 1, best round 0, because 5-fold cross-validation chose 0 "
+                    "rounds (the earliest within one standard error of the best); the start "
+                    "values are kept")
+    assert stop_line("holdout", "no_descent", 7, 5, 100, 20).endswith(
+        "no step along a round's trees lowered the training loss (see the warning)")
