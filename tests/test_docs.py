@@ -56,8 +56,23 @@ def _params():
         yield pytest.param(page, id=page.relative_to(ROOT).as_posix(), marks=marks)
 
 
+@pytest.fixture
+def registry_restored():
+    """A page may register a family (writing-a-family.md): undo it after the page, so later
+    tests see the package's own registry."""
+    from distboost.families import registry
+
+    saved = {name: dict(table) for name, table in vars(registry).items()
+             if name in ("_REGISTRY", "_PREFIXES", "_WRAPPERS")}
+    yield
+    for name, table in saved.items():
+        current = getattr(registry, name)
+        current.clear()
+        current.update(table)
+
+
 @pytest.mark.parametrize("page", list(_params()))
-def test_page_runs(page, tmp_path, monkeypatch):
+def test_page_runs(page, tmp_path, monkeypatch, registry_restored):
     import matplotlib.pyplot as plt
 
     monkeypatch.chdir(tmp_path)  # a page that writes files writes them here
