@@ -348,8 +348,9 @@ def coefficients(model, X, rows=(0, 1), ax=None, labels=None):
     ax.axhline(0.0, color="k", lw=0.8)
     ax.set_xticks(pos, names, rotation=45 if len(names) > 5 else 0, ha="right"
                   if len(names) > 5 else "center")
+    ax.set_xlabel("term of the linear model")
     ax.set_ylabel("coefficient")
-    ax.set_title("per-row coefficients")
+    ax.set_title("Per-row coefficients")
     ax.legend(loc="best", fontsize="small")
     return ax
 
