@@ -33,6 +33,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils.validation import check_is_fitted
 
 from ._options import OptionsMixin
+from ._progress import round_bar, stop_line
 from ._rounds import CV_FOLDS, best_cv_round, cv_folds, padded_curves, validation_mode
 from ._tree_options import resolve_tree_options
 from ._validation import (
@@ -48,7 +49,7 @@ from .boosting.engine import FittedEnsemble
 from .calibration import DispersionSearch, apply_shift, best_dispersion_shift
 from .linear_start import LinearStart, choose_linear_start, fit_linear_start
 from .objective import FamilyObjective, slope_mask
-from .predictive import Predictive
+from .predictive import Predictive, quantile_columns
 
 __all__ = ["DistributionalEstimator"]
 
@@ -77,6 +78,7 @@ class DistributionalEstimator(OptionsMixin, BaseEstimator, metaclass=ABCMeta):
     scoring_rule = "nll"
     calibrate = False
     linear_start = False
+    progress = False
     _attribute_docs = """family_ : Family
 ensemble_ : FittedEnsemble
     The trees (raw scores without the dispersion shift and the linear start).
@@ -219,6 +221,10 @@ feature_names_in_ : ndarray of str
             if self.calibrate and val[0] is not None:
                 run.shift = self._calibrate(run, val, fitted)
         self._set_fitted(family, run, mode, fitted)
+        if self.verbose:
+            print(stop_line(mode, run.ensemble.stopped_reason, self.n_iter_,
+                            self.best_iteration_, self.n_estimators, self.n_iter_no_change,
+                            CV_FOLDS), flush=True)
         return self
 
     def _set_fitted(self, family, run: Run, mode: str, fitted: dict) -> None:
@@ -319,14 +325,17 @@ feature_names_in_ : ndarray of str
         overrides["n_iter_no_change"] = None if X_val is None else self.n_iter_no_change
         params = self._engine_params(step, len(y), seed,
                                      tree_options=context.get("_tree_options_"), **overrides)
-        ensemble = fit_boosting(
-            callables["loss"], init_raw, self._tree_X(X, context), data,
-            params=params, sample_weight=sample_weight,
-            X_val=None if X_val is None else self._tree_X(X_val, context),
-            data_val=data_val, sample_weight_val=w_val, fisher=callables.get("fisher"),
-            valid_score=valid_score, warn_context=self._describe(family) + where,
-            derivatives=callables.get("derivatives"), metric_name=self._metric,
-        )
+        desc = where.removeprefix(", ").replace("cross-validation ", "") or "boosting"
+        with round_bar(self.progress, params.n_estimators, desc, leave=not where) as callback:
+            ensemble = fit_boosting(
+                callables["loss"], init_raw, self._tree_X(X, context), data,
+                params=params, sample_weight=sample_weight,
+                X_val=None if X_val is None else self._tree_X(X_val, context),
+                data_val=data_val, sample_weight_val=w_val, fisher=callables.get("fisher"),
+                valid_score=valid_score, warn_context=self._describe(family) + where,
+                derivatives=callables.get("derivatives"), metric_name=self._metric,
+                callback=callback,
+            )
         curve = None
         if X_val is not None:
             curve = np.array([start_score, *ensemble.evals_result_["valid"][self._metric]])
@@ -478,19 +487,31 @@ feature_names_in_ : ndarray of str
         Predictive of length n
         """
         params = self._params(X, iteration)  # check_is_fitted first
-        return Predictive(self.family_, params)
+        index = X.index if isinstance(X, pd.DataFrame) else None
+        return Predictive(self.family_, params, index=index)
 
     def predict(self, X) -> np.ndarray:
         """Conditional mean, ndarray of shape (n,)."""
         return self.predict_dist(X).mean
 
-    def predict_quantiles(self, X, quantiles=(0.05, 0.5, 0.95)) -> np.ndarray:
-        """Conditional quantiles, ndarray of shape (n, len(quantiles))."""
-        return self.predict_dist(X).quantile(np.atleast_1d(np.asarray(quantiles, dtype=float)))
+    def predict_quantiles(self, X, quantiles=(0.05, 0.5, 0.95)):
+        """Conditional quantiles: ndarray of shape (n, len(quantiles)), or a DataFrame with
+        X's index and columns ``q0.05``, ... when X is a DataFrame."""
+        levels = np.atleast_1d(np.asarray(quantiles, dtype=float))
+        dist = self.predict_dist(X)
+        out = dist.quantile(levels)
+        if dist.index is None:
+            return out
+        return pd.DataFrame(out, index=dist.index, columns=quantile_columns(levels))
 
-    def predict_interval(self, X, level: float = 0.9) -> np.ndarray:
-        """Central prediction interval of the given level, ndarray of shape (n, 2)."""
-        return self.predict_dist(X).interval(level)
+    def predict_interval(self, X, level: float = 0.9):
+        """Central prediction interval of the given level: ndarray of shape (n, 2), or a
+        DataFrame with X's index and columns ``lower``, ``upper`` when X is a DataFrame."""
+        dist = self.predict_dist(X)
+        out = dist.interval(level)
+        if dist.index is None:
+            return out
+        return pd.DataFrame(out, index=dist.index, columns=["lower", "upper"])
 
     def score(self, X, y, sample_weight=None) -> float:
         """Mean log-likelihood of ``y`` under the predicted distributions (higher is better;

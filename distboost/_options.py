@@ -180,7 +180,13 @@ OPTIONS: dict[str, Option] = {
         "above; see ``docs/engine.md``)."),
     "verbose": Option(
         0, ["verbose"], "int",
-        "Print the training and validation loss every ``verbose`` rounds."),
+        "Print the training and validation loss every ``verbose`` rounds, and at the end "
+        "the line \"stopped at round k, best round j, because ...\"."),
+    "progress": Option(
+        False, ["boolean"], "bool",
+        "Show a progress bar over the boosting rounds of ``fit`` (``tqdm.auto``: a widget "
+        "in a notebook, a text bar on stderr), one per cross-validation fold on small "
+        "data."),
 }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 import time
 import warnings
 from pathlib import Path
@@ -27,28 +28,49 @@ class UserError(Exception):
 
 
 def _marginal_table(y: np.ndarray) -> pd.DataFrame:
-    """Marginal MLE of every registered family whose support holds ``y``."""
+    """Marginal MLE of every registered family whose support holds ``y``, best first.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``family``, ``mean_loglik``, ``params``; ``attrs["not_applicable"]`` maps
+        each other registered family to a short reason (a classification family, or its
+        support).
+    """
     import torch
 
     from . import families
 
-    rows = []
+    rows, skipped = [], {}
     for name in families.available():
         fam = families.get(name)
+        if fam.classification:
+            skipped[name] = "a classification family"
+            continue
         try:
             fam.validate_y(y)
-        except ValueError as err:
-            rows.append(
-                {"family": name, "mean_loglik": np.nan, "params": "", "note": str(err)[:60]}
-            )
+        except ValueError:
+            skipped[name] = f"support {fam.support} does not hold y"
             continue
         params = fam.init(y)
         raw = torch.as_tensor(fam.raw_from_params(params)).reshape(1, -1).expand(len(y), -1)
         with torch.no_grad():
             loglik = -fam.nll(raw, torch.from_numpy(np.array(y))).mean().item()
         desc = ", ".join(f"{k}={v:.4g}" for k, v in params.items())
-        rows.append({"family": name, "mean_loglik": loglik, "params": desc, "note": ""})
-    return pd.DataFrame(rows).sort_values("mean_loglik", ascending=False, na_position="last")
+        rows.append({"family": name, "mean_loglik": loglik, "params": desc})
+    table = pd.DataFrame(rows, columns=["family", "mean_loglik", "params"])
+    table = table.sort_values("mean_loglik", ascending=False).reset_index(drop=True)
+    table.attrs["not_applicable"] = skipped
+    return table
+
+
+def _not_applicable_line(skipped: dict[str, str]) -> str:
+    """One line naming the families left out, grouped by reason."""
+    groups: dict[str, list[str]] = {}
+    for name, why in skipped.items():
+        groups.setdefault(why, []).append(name)
+    return "Not applicable: " + "; ".join(f"{', '.join(names)} ({why})"
+                                          for why, names in groups.items()) + "."
 
 
 def _fmt(df: pd.DataFrame) -> str:
@@ -85,15 +107,16 @@ def demo(args) -> int:
           "target: disease progression after one year (positive).\n")
     print("Marginal maximum-likelihood fit of every family (no features):")
     marginal = _marginal_table(y)
-    with pd.option_context("display.max_colwidth", 70, "display.width", 160):
-        print(_fmt(marginal))
+    print(_fmt(marginal))
+    if marginal.attrs["not_applicable"]:
+        print(_not_applicable_line(marginal.attrs["not_applicable"]))
 
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.25, random_state=0)
     families = args.families.split(",")
     print(f"\nCross-validating boosted models of {len(families)} families (5 folds)...",
           flush=True)
     table = compare_families(X_tr, y_tr, families=families, cv=5, random_state=0,
-                             early_stopping=True, **DEMO_PARAMS)
+                             early_stopping=True, progress=args.progress, **DEMO_PARAMS)
     _print_comparison(table)
     best = table.attrs["best"] or table.loc[0, "family"]  # the first sound fit
     ranked = table.attrs["ranked_by"].removesuffix("_mean")
@@ -177,7 +200,8 @@ def fit(args) -> int:
     family = args.family
     if family == "auto":
         print("Choosing the family by 5-fold cross-validation...", flush=True)
-        table = compare_families(X, y, cv=5, metrics=("nll", "crps"), early_stopping=True)
+        table = compare_families(X, y, cv=5, metrics=("nll", "crps"), early_stopping=True,
+                                 progress=args.progress)
         _print_comparison(table)
         family = _auto_family(table, y)
         print(f"Chosen family: {family} (ranked by cross-validated "
@@ -186,7 +210,8 @@ def fit(args) -> int:
         family = f"censored_{family}"
     try:
         model = DistributionalRegressor(family=family, early_stopping=True, random_state=0,
-                                        verbose=args.verbose).fit(X, y)
+                                        verbose=args.verbose,
+                                        progress=args.progress).fit(X, y)
     except ValueError as err:
         raise UserError(str(err)) from err
     model.save(args.out)
@@ -194,8 +219,17 @@ def fit(args) -> int:
     return 0
 
 
+def _floats(text: str, option: str) -> list[float]:
+    """A comma-separated list of numbers, or a UserError naming the option."""
+    try:
+        return [float(v) for v in text.split(",") if v.strip()]
+    except ValueError as err:
+        raise UserError(f"{option} takes comma-separated numbers; got {text!r}.") from err
+
+
 def predict(args) -> int:
-    """Predict parameters and quantiles for the rows of a CSV file."""
+    """Predict the mean, sd, parameters and quantiles (and survival probabilities) for the
+    rows of a CSV file."""
     from .persistence import load
 
     if not Path(args.model).is_file():
@@ -205,16 +239,24 @@ def predict(args) -> int:
     except ValueError as err:
         raise UserError(str(err)) from err
     df = _read_csv(args.data)
+    if args.id is not None and args.id not in df.columns:
+        raise UserError(f"Column {args.id!r} (--id) is not in {args.data}; columns are "
+                        f"{list(df.columns)}.")
     names = list(getattr(model, "feature_names_in_", []))
     missing = [c for c in names if c not in df.columns]
     if missing:
         raise UserError(f"Column(s) {missing} used by the model are not in {args.data}.")
-    X = df[names] if names else df
-    levels = [float(q) for q in args.quantiles.split(",")]
-    out = model.predict_params(X)
-    out["mean"] = model.predict(X)
-    for q, col in zip(levels, model.predict_quantiles(X, levels).T, strict=True):
-        out[f"q{q:g}"] = col
+    X = df[names] if names else df.drop(columns=[args.id] if args.id else [])
+    levels = _floats(args.quantiles, "--quantiles")
+    dist = model.predict_dist(X)
+    out = dist.to_frame(levels)
+    if args.times:  # survival probabilities P(T > t) (of the latent time when censored)
+        times = np.asarray(_floats(args.times, "--times"))
+        survival = dist.sf(np.broadcast_to(times, (len(dist), times.size)))
+        for t, col in zip(times, survival.T, strict=True):
+            out[f"S({t:g})"] = col
+    if args.id is not None:
+        out.insert(0, args.id, df[args.id].to_numpy())
     if args.out:
         out.to_csv(args.out, index=False)
         print(f"Wrote {len(out)} rows to {args.out}")
@@ -228,27 +270,76 @@ def compare(args) -> int:
     from .selection import compare_families
 
     X, y = _split_target(_read_csv(args.data), args.target, args.event)
-    print("Cross-validating every family (5 folds)...", flush=True)
-    table = compare_families(X, y, cv=args.cv, early_stopping=True)
-    _print_comparison(table)
+    families = None
+    if args.families:
+        families = [f.strip() for f in args.families.split(",") if f.strip()]
+        if args.event:
+            families = [f if f.startswith("censored_") else f"censored_{f}" for f in families]
+        from . import families as _families
+
+        for f in families:
+            try:
+                _families.get(f)
+            except ValueError as err:
+                raise UserError(str(err)) from err
+    what = "every candidate family" if families is None else f"{len(families)} families"
+    print(f"Cross-validating {what} ({args.cv} folds)...", flush=True)
+    table = compare_families(X, y, families=families, cv=args.cv, early_stopping=True,
+                             progress=args.progress, n_jobs=args.n_jobs)
+    _print_comparison(table, full_text_in=args.out)
+    if args.out:
+        table.to_csv(args.out, index=False)
+        print(f"Wrote the table with the full reasons to {args.out}")
     return 0
 
 
-def _print_comparison(table: pd.DataFrame) -> None:
-    """The table of ``compare_families``, why it is ranked so and which families were left out."""
-    shown = table.drop(columns=["skipped"])
+#: Width of the comparison's reasons on screen (the full text goes to ``--out``).
+REASON_WIDTH = 72
+
+
+def _short_reason(why: str) -> str:
+    """A skip or degeneracy reason short enough for a terminal line."""
+    import re
+
+    m = re.search(r"(\d+) of (\d+) rows outside the support (.+?) of family", why)
+    if m:
+        return f"support {m[3]} does not hold y ({m[1]} of {m[2]} rows outside)"
+    return textwrap.shorten(why, REASON_WIDTH, placeholder=" ...")
+
+
+def _comparison_frame(table: pd.DataFrame) -> pd.DataFrame:
+    """The table as shown on a terminal: ``mean ± sd`` per metric, seconds, degenerate."""
+    shown = table[["family", "kind"]].copy()
+    metrics = [c.removesuffix("_mean") for c in table.columns if c.endswith("_mean")]
+    for m in metrics:
+        mean = table[f"{m}_mean"].to_numpy(dtype=float)
+        sd = table.get(f"{m}_std", pd.Series(np.nan, index=table.index)).to_numpy(dtype=float)
+        shown[m] = ["" if np.isnan(a) else f"{a:.4g}" if np.isnan(b) else f"{a:.4g} ± {b:.2g}"
+                    for a, b in zip(mean, sd, strict=True)]
+    if "fit_seconds" in table:
+        shown["seconds"] = [f"{v:.2f}" if np.isfinite(v) else "" for v in table["fit_seconds"]]
     shown["degenerate"] = np.where(table["degenerate"] != "", "yes", "")
-    with pd.option_context("display.width", 250):
-        print(_fmt(shown))
+    return shown
+
+
+def _print_comparison(table: pd.DataFrame, full_text_in: str | None = None) -> None:
+    """The table of ``compare_families`` (narrow enough for a terminal), why it is ranked so
+    and which families were left out (reasons shortened; the full text is in the table)."""
+    print(_comparison_frame(table).to_string(index=False))
+    shortened = False
     for column, title in [("degenerate", "Degenerate fits (ranked last, never chosen)"),
                           ("skipped", "Skipped")]:
         rows = table[table[column] != ""]
         if len(rows):
             print(f"{title}:")
             for name, why in zip(rows["family"], rows[column], strict=True):
-                print(f"  {name}: {why}")
+                short = _short_reason(why)
+                shortened |= short != why
+                print(f"  {name}: {short}")
+    if shortened and not full_text_in:
+        print("(reasons shortened; --out FILE writes the table with the full text)")
     if table.attrs.get("note"):
-        print(table.attrs["note"])
+        print(textwrap.fill(table.attrs["note"], 100))
     if table.attrs.get("excluded"):
         print(f"Not candidates (support does not hold y, or classification): "
               f"{', '.join(table.attrs['excluded'])}.")
@@ -281,6 +372,11 @@ def _auto_family(table: pd.DataFrame, y: np.ndarray) -> str:
     return str(best["family"])
 
 
+def _progress_flag(p) -> None:
+    p.add_argument("--no-progress", dest="progress", action="store_false",
+                   help="no progress bars (on by default, on stderr)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="distboost", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -288,6 +384,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="demo_output", help="folder for figures and report.md")
     p.add_argument("--families", default="normal,lognormal,gamma,weibull,negative_binomial",
                    help="comma-separated families to compare (default: %(default)s)")
+    _progress_flag(p)
     p.set_defaults(func=demo)
     p = sub.add_parser("fit", help="fit a model on a CSV file")
     p.add_argument("data")
@@ -295,19 +392,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--family", default="normal", help="a family name, or 'auto'")
     p.add_argument("--event", default=None, help="event column (1 = observed) for survival")
     p.add_argument("--out", required=True, help="model file to write")
-    p.add_argument("--verbose", type=int, default=0, help="progress every N rounds")
+    p.add_argument("--verbose", type=int, default=0,
+                   help="print the losses every N rounds and why boosting stopped")
+    _progress_flag(p)
     p.set_defaults(func=fit)
     p = sub.add_parser("predict", help="predict from a saved model")
     p.add_argument("model")
     p.add_argument("data")
-    p.add_argument("--quantiles", default="0.05,0.5,0.95")
+    p.add_argument("--quantiles", default="0.05,0.5,0.95",
+                   help="comma-separated quantile levels (default: %(default)s)")
+    p.add_argument("--times", default=None,
+                   help="comma-separated times t: adds the survival probabilities S(t) = "
+                        "P(T > t), e.g. of a censored (survival) model")
+    p.add_argument("--id", default=None,
+                   help="a column of the data copied to the predictions (row identifiers)")
     p.add_argument("--out", default=None, help="CSV file to write (default: stdout)")
     p.set_defaults(func=predict)
     p = sub.add_parser("compare", help="compare families by cross-validation")
     p.add_argument("data")
     p.add_argument("--target", required=True)
     p.add_argument("--event", default=None)
-    p.add_argument("--cv", type=int, default=5)
+    p.add_argument("--cv", type=int, default=5, help="folds (default: %(default)s)")
+    p.add_argument("--families", default=None,
+                   help="comma-separated families to compare (default: every family whose "
+                        "support holds the target)")
+    p.add_argument("--out", default=None,
+                   help="CSV file for the whole table, reasons in full")
+    p.add_argument("--n-jobs", type=int, default=None, dest="n_jobs",
+                   help="fit folds on this many processes (-1: every core)")
+    _progress_flag(p)
     p.set_defaults(func=compare)
     return parser
 

@@ -4,6 +4,8 @@
   ``x ~ U(-3, 3)``, ``y ~ Normal(sin x, sd = 0.05 + 0.1 x^2)``.
 * :func:`load_diabetes`: scikit-learn's bundled diabetes data (442 patients, a positive target),
   the default dataset of the demo; no network needed.
+* :func:`load_gbsg2` and :func:`load_veterans`: two right-censored survival data sets bundled
+  with the package (``distboost/data``; provenance and licences in ``distboost/data/README.md``).
 * :func:`load_uci` and :func:`load_survival`: readers for the benchmark files kept outside the
   package (``../shared/data``: the UCI splits of Hernandez-Lobato & Adams 2015, and survival
   CSVs with ``time`` and ``event`` columns).
@@ -16,7 +18,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["make_heteroscedastic_sine", "load_diabetes", "load_uci", "load_survival"]
+__all__ = ["make_heteroscedastic_sine", "load_diabetes", "load_gbsg2", "load_veterans",
+           "load_uci", "load_survival"]
+
+_DATA = Path(__file__).resolve().parent / "data"
 
 
 def make_heteroscedastic_sine(n_samples: int = 1000, random_state=None):
@@ -53,6 +58,51 @@ def load_diabetes(as_frame: bool = True):
 
     data = _load(as_frame=as_frame, scaled=False)
     return data.data, np.asarray(data.target, dtype=np.float64)
+
+
+def load_gbsg2():
+    """The German Breast Cancer Study Group 2 trial (bundled): 686 patients, 299 events.
+
+    Recurrence-free survival in days after surgery; covariates ``age``, ``estrec`` and
+    ``progrec`` (receptors, fmol/l), ``horTh`` (hormonal therapy, yes/no), ``menostat``
+    (Pre/Post), ``pnodes`` (positive nodes), ``tgrade`` (I/II/III), ``tsize`` (mm).
+
+    Returns
+    -------
+    X : DataFrame of shape (686, 8)
+        Covariates; string columns are ``category``.
+    time : ndarray of shape (686,)
+    event : ndarray of shape (686,), bool
+        True for a recurrence or death, False for a right-censored time.
+
+    References
+    ----------
+    Schumacher, M. et al. (1994). Randomized 2 x 2 trial evaluating hormonal treatment and the
+    duration of chemotherapy in node-positive breast cancer patients. *Journal of Clinical
+    Oncology* 12(10), 2086-2093.
+    """
+    return load_survival(_DATA / "gbsg2.csv")
+
+
+def load_veterans():
+    """The Veterans' Administration lung cancer trial (bundled): 137 patients, 128 deaths.
+
+    Survival in days; covariates ``Age_in_years``, ``Celltype`` (squamous, smallcell, adeno,
+    large), ``Karnofsky_score``, ``Months_from_Diagnosis``, ``Prior_therapy`` (yes/no),
+    ``Treatment`` (standard/test).
+
+    Returns
+    -------
+    X : DataFrame of shape (137, 6)
+    time : ndarray of shape (137,)
+    event : ndarray of shape (137,), bool
+
+    References
+    ----------
+    Kalbfleisch, J. D. & Prentice, R. L. (1980). *The Statistical Analysis of Failure Time
+    Data*. Wiley, New York.
+    """
+    return load_survival(_DATA / "veterans.csv")
 
 
 def load_uci(folder, split: int | None = None):

@@ -53,7 +53,7 @@ class DistributionalRegressor(RegressorMixin, DistributionalEstimator):
                 "max_cat_to_onehot", "monotone_constraints", "interaction_constraints",
                 "param_options", "calibrate", "linear_start", "early_stopping",
                 "validation_fraction", "n_iter_no_change", "links", "base_learner", "backend",
-                "random_state", "n_jobs", "verbose")
+                "random_state", "n_jobs", "verbose", "progress")
     _n_positional = 1
 
     @property

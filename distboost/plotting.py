@@ -3,14 +3,18 @@
 Every function draws on ``ax`` (a new figure when None) and returns the Axes, so figures
 compose in notebooks: interval bands and fan charts, the PIT histogram, the reliability
 diagram, a family comparison, one row's predictive density (a survival curve for censored
-families), and the per-row coefficients of a varying-coefficient model.
+families), and the per-row coefficients of a varying-coefficient model; survival curves of
+several rows and the D-calibration histogram come from :mod:`distboost._survival_plots`.
+Every figure has a title and axis labels, taken from the data where it has names (a pandas
+Series' ``name``, a Predictive's ``index``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["intervals", "pit_histogram", "calibration", "compare", "density", "coefficients"]
+__all__ = ["intervals", "fan", "pit_histogram", "calibration", "compare", "density",
+           "coefficients", "survival_curves", "d_calibration"]
 
 
 def _axes(ax):
@@ -21,21 +25,27 @@ def _axes(ax):
     return ax
 
 
+def _name(values, default: str) -> str:
+    """The label of some data: a pandas Series' (or Index's) name, else ``default``."""
+    name = getattr(values, "name", None)
+    return str(name) if name is not None else default
+
+
 def intervals(dist, x=None, y=None, levels=(0.5, 0.9), ax=None, color="C0", fan=False):
     """Bands of central intervals against a feature (or the row index) with the median.
 
     Parameters
     ----------
     dist : Predictive of length n
-    x : array_like of shape (n,), optional
+    x : array_like or Series of shape (n,), optional
         Positions (a feature, or time for a fan chart); the row index when None.  Rows are
-        drawn sorted by ``x``.
-    y : array_like of shape (n,), optional
-        Observations, drawn as points.
+        drawn sorted by ``x``; a Series' name labels the x axis.
+    y : array_like or Series of shape (n,), optional
+        Observations, drawn as points; a Series' name labels the y axis.
     levels : sequence of float
         Interval levels; wider bands are lighter.
     fan : bool
-        Many levels (0.1, 0.2, ..., 0.9) as a fan chart, for time-ordered data.
+        Many levels (0.1, 0.2, ..., 0.9) as a fan chart (see :func:`fan`).
 
     Returns
     -------
@@ -43,7 +53,9 @@ def intervals(dist, x=None, y=None, levels=(0.5, 0.9), ax=None, color="C0", fan=
     """
     ax = _axes(ax)
     n = len(dist)
-    x = np.arange(n) if x is None else np.asarray(x, dtype=float)
+    xlabel = _name(x, "x") if x is not None else "row"
+    ylabel = _name(y, "y")
+    x = np.arange(n) if x is None else np.asarray(x)
     order = np.argsort(x, kind="stable")
     xs = x[order]
     if fan:
@@ -59,7 +71,62 @@ def intervals(dist, x=None, y=None, levels=(0.5, 0.9), ax=None, color="C0", fan=
     if y is not None:
         ax.scatter(xs, np.asarray(y, dtype=float)[order], s=8, color="k", alpha=0.6,
                    label="observed", zorder=3)
-    ax.set_xlabel("x" if x is not None else "row")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    shown = "fan chart" if fan else " and ".join(f"{v:.0%}" for v in sorted(levels))
+    ax.set_title(f"Predictive median and central intervals ({shown})")
+    ax.legend(loc="best", fontsize="small")
+    return ax
+
+
+def fan(dist, x=None, y=None, levels=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9), ax=None,
+        color="C0"):
+    """Fan chart for ordered x (time): nested central-interval bands over an index.
+
+    Parameters
+    ----------
+    dist : Predictive of length n
+    x : array_like, Index or Series of shape (n,), optional
+        The ordered positions (dates, times, ...); default the Predictive's ``index`` (the
+        index of the DataFrame it was predicted from), else ``0..n-1``.  Drawn in the given
+        order, not sorted: the bands follow the index as a time series does.
+    y : array_like or Series of shape (n,), optional
+        Observations, drawn as a line with points.
+    levels : sequence of float
+        Central interval levels; the widest band is the lightest.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    ax = _axes(ax)
+    if x is None:
+        x = dist.index if dist.index is not None else np.arange(len(dist))
+    xlabel = _name(x, "index")
+    xs = np.asarray(x)
+    if xs.shape != (len(dist),):
+        raise ValueError(f"x has shape {xs.shape}; expected ({len(dist)},), one position per "
+                         "distribution.")
+    levels = sorted(float(v) for v in levels)
+    for i, level in enumerate(reversed(levels)):
+        lo, hi = dist.interval(level).T
+        ax.fill_between(xs, lo, hi, color=color, lw=0,
+                        alpha=0.12 + 0.6 * (i + 1) / (len(levels) + 1),
+                        label=f"{levels[0]:.0%} ... {levels[-1]:.0%} intervals" if i == 0
+                        else None)
+    ax.plot(xs, dist.median, color=color, lw=1.5, label="median")
+    if y is not None:
+        ax.plot(xs, np.asarray(y, dtype=float), "o-", color="k", ms=2.5, lw=0.8,
+                label=_name(y, "observed"), zorder=3)
+    if xs.dtype.kind == "M":  # dates: concise tick labels that do not overlap
+        import matplotlib.dates as mdates
+
+        locator = mdates.AutoDateLocator()
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(_name(y, "y"))
+    ax.set_title(f"Fan chart: central {levels[0]:.0%} to {levels[-1]:.0%} intervals")
     ax.legend(loc="best", fontsize="small")
     return ax
 
@@ -100,7 +167,7 @@ def pit_histogram(dist, y, bins: int = 10, ax=None, random_state=None):
 
     ax = _axes(ax)
     n = len(dist)
-    style = {"color": "C0", "alpha": 0.8, "edgecolor": "white"}
+    style = {"color": "C0", "alpha": 0.8, "edgecolor": "white", "zorder": 2}
     if dist.family.discrete and random_state is None:
         edges = np.linspace(0.0, 1.0, bins + 1)
         heights = np.diff(pit_cdf(dist, y, edges)) * bins
@@ -109,10 +176,11 @@ def pit_histogram(dist, y, bins: int = 10, ax=None, random_state=None):
         u = dist.pit(y, random_state=random_state)
         ax.hist(u, bins=bins, range=(0, 1), density=True, **style)
     lo, hi = binom.ppf([0.025, 0.975], n, 1.0 / bins) * bins / n
-    ax.axhspan(lo, hi, color="grey", alpha=0.25, label="95% band, calibrated")
-    ax.axhline(1.0, color="k", lw=1, ls="--")
-    ax.set_xlabel("PIT")
+    ax.axhspan(lo, hi, color="grey", alpha=0.25, label="95% band, calibrated", zorder=0)
+    ax.axhline(1.0, color="k", lw=1, ls="--", zorder=3)
+    ax.set_xlabel("PIT, F(y)")
     ax.set_ylabel("density")
+    ax.set_title(f"PIT histogram ({n} rows; flat when calibrated)")
     ax.set_xlim(0, 1)
     ax.legend(loc="best", fontsize="small")
     return ax
@@ -150,6 +218,7 @@ def calibration(dist, y, levels=None, ax=None):
     ax.plot(levels, observed, "o-", color="C0", label="model")
     ax.set_xlabel("nominal level")
     ax.set_ylabel("observed share of PIT values <= level")
+    ax.set_title("Calibration (reliability diagram)")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.legend(loc="best", fontsize="small")
@@ -157,27 +226,52 @@ def calibration(dist, y, levels=None, ax=None):
 
 
 def compare(table, metric: str | None = None, ax=None):
-    """Families against a metric with error bars (the output of ``compare_families``).
+    """Families against a metric: a dot plot with error bars, best first (the output of
+    ``compare_families``).
 
     ``table`` needs the columns ``family``, ``<metric>_mean`` and ``<metric>_std``; rows with
     a missing or infinite value (skipped families) are left out.  ``metric`` defaults to the
     table's ranking metric (``table.attrs["ranked_by"]``: CRPS when densities meet mass
-    functions), else ``nll``.  Degenerate fits (a non-empty ``degenerate`` column) are grey.
+    functions), else ``nll``.  Best first: lowest first, highest for ``c_index``, closest
+    to the nominal level for ``coverage_<p>``.  The axis spans the values and their error
+    bars, not zero, so close scores stay apart.  Degenerate fits (a non-empty
+    ``degenerate`` column) are grey and labelled.
     """
     ax = _axes(ax)
     if metric is None:
         metric = table.attrs.get("ranked_by", "nll_mean").removesuffix("_mean")
-    data = table[np.isfinite(table[f"{metric}_mean"])].sort_values(f"{metric}_mean")
+    mean_col, std_col = f"{metric}_mean", f"{metric}_std"
+    data = table[np.isfinite(table[mean_col].to_numpy(dtype=float))]
+    key = data[mean_col]
+    if metric == "c_index":
+        key = -key
+    elif metric.startswith("coverage_"):
+        key = (key - int(metric.split("_")[1]) / 100).abs()
+    data = data.iloc[np.argsort(key.to_numpy(), kind="stable")]
     pos = np.arange(len(data))
     bad = np.zeros(len(pos), bool)
     if "degenerate" in data:
         bad = (data["degenerate"] != "").to_numpy(bool)
-    ax.barh(pos, data[f"{metric}_mean"], xerr=data[f"{metric}_std"], alpha=0.8, capsize=3,
-            color=np.where(bad, "0.6", "C0"))
+    mean = data[mean_col].to_numpy(dtype=float)
+    std = data[std_col].to_numpy(dtype=float) if std_col in data else np.zeros(len(pos))
+    std = np.where(np.isfinite(std), std, 0.0)
+    for good in (True, False):
+        rows = bad != good
+        if rows.any():
+            ax.errorbar(mean[rows], pos[rows], xerr=std[rows], fmt="o", capsize=3,
+                        color="C0" if good else "0.6",
+                        label="cross-validated mean ± std" if good else "degenerate")
     labels = [f + " (degenerate)" * b for f, b in zip(data["family"], bad.tolist(), strict=True)]
     ax.set_yticks(pos, labels)
-    ax.invert_yaxis()
+    ax.set_ylim(len(pos) - 0.5, -0.5)  # best on top
+    if len(pos):
+        lo, hi = float(np.min(mean - std)), float(np.max(mean + std))
+        pad = 0.08 * (hi - lo) if hi > lo else 0.05 * max(abs(hi), 1e-12)
+        ax.set_xlim(lo - pad, hi + pad)
+    ax.grid(axis="x", alpha=0.3)
     ax.set_xlabel(f"{metric} (cross-validated mean ± std)")
+    ax.set_ylabel("family")
+    ax.set_title(f"Family comparison by {metric}, best first")
     return ax
 
 
@@ -207,8 +301,9 @@ def density(dist, i: int, y=None, ax=None, points: int = 400):
         for v in np.atleast_1d(obs):
             if np.isfinite(v):
                 ax.axvline(v, color="k", ls="--", label="observed")
-    ax.set_xlabel("y")
-    ax.set_title(f"row {int(i)}: {one.family.name}")
+    ax.set_xlabel(_name(y, "time" if isinstance(one.family, Censored) else "y"))
+    row = dist.index[int(i)] if dist.index is not None else int(i)
+    ax.set_title(f"row {row}: {one.family.name}")
     return ax
 
 
@@ -253,13 +348,15 @@ def coefficients(model, X, rows=(0, 1), ax=None, labels=None):
     ax.axhline(0.0, color="k", lw=0.8)
     ax.set_xticks(pos, names, rotation=45 if len(names) > 5 else 0, ha="right"
                   if len(names) > 5 else "center")
+    ax.set_xlabel("term of the linear model")
     ax.set_ylabel("coefficient")
-    ax.set_title("per-row coefficients")
+    ax.set_title("Per-row coefficients")
     ax.legend(loc="best", fontsize="small")
     return ax
 
 
-# Explanation figures (importance, dependence, SHAP summary) live in their own module.
+# Figures of other modules, re-exported here as ``db.plot.<name>``.
 from ._explain_plots import dependence, importance, shap_summary  # noqa: E402
+from ._survival_plots import d_calibration, survival_curves  # noqa: E402
 
 __all__ += ["importance", "dependence", "shap_summary"]

@@ -20,13 +20,30 @@ import math
 from collections.abc import Mapping
 
 import numpy as np
+import pandas as pd
 import torch
 
 from . import families as _families
 from .families._crps_numerical import crps_of
 from .families.base import Family
 
-__all__ = ["Predictive"]
+__all__ = ["Predictive", "quantile_columns"]
+
+
+def quantile_columns(q) -> list[str]:
+    """Column names of quantile levels: ``[0.05, 0.5] -> ["q0.05", "q0.5"]``."""
+    return [f"q{float(v):g}" for v in np.atleast_1d(np.asarray(q, dtype=np.float64))]
+
+
+def _check_index(index, n: int):
+    """``index`` as a pandas Index of length ``n`` (None stays None)."""
+    if index is None:
+        return None
+    index = pd.Index(index)
+    if len(index) != n:
+        raise ValueError(f"index has {len(index)} entries but the Predictive holds {n} "
+                         "distributions; give one label per distribution.")
+    return index
 
 
 def _float_array(x, what: str) -> np.ndarray:
@@ -92,11 +109,16 @@ class Predictive:
     params : dict of str to array_like
         Natural-scale parameters named as in ``family.param_names``, each of shape (n,);
         scalars broadcast against the others (all scalars give ``n = 1``).
+    index : pandas Index or array_like of length n, optional
+        Row labels (the estimators' ``predict_dist`` passes the index of a DataFrame X);
+        used by :meth:`to_frame` and kept by indexing.
 
     Attributes
     ----------
     family : Family
         The family of every row.
+    index : pandas Index or None
+        The row labels given, else None.
 
     Raises
     ------
@@ -116,7 +138,7 @@ class Predictive:
     ((2, 2), (5, 2))
     """
 
-    def __init__(self, family: str | Family, params: Mapping[str, object]):
+    def __init__(self, family: str | Family, params: Mapping[str, object], index=None):
         family = _families.get(family)
         if not isinstance(params, Mapping):
             raise TypeError(
@@ -151,6 +173,7 @@ class Predictive:
             checked[p] = a
         self.family = family
         self._params = checked
+        self.index = _check_index(index, len(self))
 
     @classmethod
     def from_params(cls, family: str | Family, **params) -> Predictive:
@@ -210,7 +233,8 @@ class Predictive:
                     f"{n_bad} of {index.size} indices are out of range for a Predictive of "
                     f"length {n}."
                 )
-        return Predictive(self.family, {p: v[index] for p, v in self._params.items()})
+        return Predictive(self.family, {p: v[index] for p, v in self._params.items()},
+                          index=None if self.index is None else self.index[index])
 
     def __repr__(self) -> str:
         head = ", ".join(
@@ -430,6 +454,54 @@ class Predictive:
     def stddev(self) -> np.ndarray:
         """Standard deviation ``sqrt(variance)``, shape (n,)."""
         return np.sqrt(self.variance)
+
+    def to_frame(self, quantiles=(0.05, 0.5, 0.95), index=None) -> pd.DataFrame:
+        """The predictions as a table, one row per distribution.
+
+        Parameters
+        ----------
+        quantiles : sequence of float in [0, 1], default=(0.05, 0.5, 0.95)
+            Levels of the quantile columns (``()`` or None for none).
+        index : array_like of length n, optional
+            Row labels; default the Predictive's ``index`` (the index of the DataFrame X it
+            was predicted from), else ``0..n-1``.
+
+        Returns
+        -------
+        DataFrame of shape (n, 2 + K + len(quantiles))
+            ``mean``, ``sd``, the K natural-scale parameters (torch's names; a parameter
+            named ``mean`` or ``sd`` becomes ``param_mean`` / ``param_sd``) and one column
+            per level named ``q0.05``, ... .  For an unordered classification family
+            (``categorical``), which has no mean nor quantiles, the columns are the
+            parameters and the class probabilities ``prob_0``, ``prob_1``, ... .
+
+        Examples
+        --------
+        >>> import distboost as db
+        >>> d = db.Predictive.from_params("normal", loc=[0.0, 1.0], scale=1.0)
+        >>> d.to_frame([0.5], index=["a", "b"]).round(3)
+           mean   sd  loc  scale  q0.5
+        a   0.0  1.0  0.0    1.0   0.0
+        b   1.0  1.0  1.0    1.0   1.0
+        """
+        index = _check_index(index, len(self)) if index is not None else self.index
+        try:
+            mean = self.mean
+        except ValueError:  # unordered classes: no mean, no quantiles
+            mean = None
+        ordered = mean is not None
+        columns: dict[str, np.ndarray] = {}
+        if ordered:
+            columns["mean"], columns["sd"] = mean, self.stddev
+        for p, v in self._params.items():
+            columns[f"param_{p}" if p in ("mean", "sd") else p] = np.array(v)
+        if not ordered:
+            for k, col in enumerate(self.probs.T):
+                columns[f"prob_{k}"] = col
+        elif quantiles is not None and np.size(quantiles):
+            values = self.quantile(np.atleast_1d(np.asarray(quantiles, dtype=np.float64)))
+            columns.update(zip(quantile_columns(quantiles), values.T, strict=True))
+        return pd.DataFrame(columns, index=index)
 
     def sample(self, m: int = 1, random_state=None) -> np.ndarray:
         """``m`` independent draws from every distribution.

@@ -120,7 +120,8 @@ def _spread(y: np.ndarray, censored: bool) -> float:
 
 
 def compare_families(X, y, families=None, cv=5, metrics=("nll", "crps", "coverage_90"),
-                     random_state=0, **estimator_params) -> pd.DataFrame:
+                     random_state=0, progress: bool = False, n_jobs: int | None = None,
+                     **estimator_params) -> pd.DataFrame:
     """Cross-validate a boosted model of each family on the same folds, like with like.
 
     Parameters
@@ -141,6 +142,14 @@ def compare_families(X, y, families=None, cv=5, metrics=("nll", "crps", "coverag
         and for censored ``y``: ``nll`` (censored), ``crps`` (survival CRPS), ``c_index``.
         ``crps`` is added when the ranking needs it (see Returns).
     random_state : int
+    progress : bool, default=False
+        Show a progress bar over the fits (families x folds; ``tqdm.auto``).
+    n_jobs : int, optional
+        Fit the families' folds in parallel on ``n_jobs`` processes (joblib; -1: every
+        core), each model with one LightGBM thread (``n_jobs=1`` unless given in
+        ``estimator_params``).  The table is the same as the serial one's: every fold
+        keeps its own seed.  None or 1: serial.  Families given as ``Family`` objects must
+        be picklable (classes importable by the worker processes).
     **estimator_params
         Passed to every ``DistributionalRegressor``.
 
@@ -211,9 +220,10 @@ def compare_families(X, y, families=None, cv=5, metrics=("nll", "crps", "coverag
 
     context = {"spread": _spread(y, censored), "atom": (atom_value, atom_share)}
     folds = list(KFold(cv, shuffle=True, random_state=random_state).split(np.arange(len(y))))
-    rows = [_evaluate(spec, name, fam, X, y, folds, metrics, censored, random_state,
-                      estimator_params, context)
-            for spec, name, fam in zip(families, names, fams, strict=True)]
+    results = _run_folds(families, fams, holds, X, y, folds, metrics, censored, random_state,
+                         estimator_params, context, progress, n_jobs, names)
+    rows = [_evaluate(name, fam, y, results.get(i, []), len(folds), metrics, context)
+            for i, (name, fam) in enumerate(zip(names, fams, strict=True))]
     table = _rank(pd.DataFrame(rows, columns=["family", "kind", "skipped", "degenerate"])
                   if not rows else pd.DataFrame(rows), metrics, ranking)
     fitted = table["skipped"] == ""
@@ -227,54 +237,117 @@ def compare_families(X, y, families=None, cv=5, metrics=("nll", "crps", "coverag
     return table
 
 
-def _evaluate(spec, name, family, X, y, folds, metrics, censored, random_state,
-              estimator_params, context) -> dict:
-    """Fit ``family`` (given as ``spec``, a name or a Family) on every fold: one row of the
-    table (scores, degeneracy, skip reason)."""
+def _run_folds(specs, fams, holds, X, y, folds, metrics, censored, random_state,
+               estimator_params, context, progress, n_jobs, names) -> dict[int, list[dict]]:
+    """Fit every family that holds ``y`` on every fold, serially or on ``n_jobs`` processes.
+
+    Returns ``{family position: [fold result, ...]}`` in fold order, up to and including a
+    family's first failing fold (the serial run stops there; a parallel one drops the folds
+    after it, so both give the same table).
+    """
+    from ._progress import task_bar
+
+    tasks = [(i, k) for i, ok in enumerate(holds) if ok for k in range(len(folds))]
+    parallel = n_jobs is not None and n_jobs != 1
+    params = dict(estimator_params)
+    if parallel:
+        params.setdefault("n_jobs", 1)
+
+    def job(i, k):
+        return _fit_fold(specs[i], fams[i], X, y, folds[k], k, metrics, censored,
+                         random_state, params, context)
+
+    if parallel:
+        from joblib import Parallel, delayed
+
+        stream = Parallel(n_jobs=n_jobs, return_as="generator")(
+            delayed(_fit_fold)(specs[i], fams[i], X, y, folds[k], k, metrics, censored,
+                               random_state, params, context) for i, k in tasks)
+    else:
+        failed: set[int] = set()
+        stream = (None if i in failed else job(i, k) for i, k in tasks)
+    bar = task_bar(progress, len(tasks), "compare_families")
+    results: dict[int, list[dict]] = {}
+    try:
+        for (i, k), res in zip(tasks, stream, strict=True):
+            if bar is not None:
+                bar.set_postfix_str(f"{names[i]}, fold {k + 1}/{len(folds)}", refresh=False)
+                bar.update(1)
+            done = results.setdefault(i, [])
+            if res is None or (done and done[-1]["error"]):
+                continue  # after the family's first failing fold
+            done.append(res)
+            if res["error"] and not parallel:
+                failed.add(i)
+    finally:
+        if bar is not None:
+            bar.close()
+    return results
+
+
+def _fit_fold(spec, family, X, y, fold, k, metrics, censored, random_state, estimator_params,
+              context) -> dict:
+    """Fit ``family`` (given as ``spec``, a name or a Family) on one fold and score it.
+
+    Returns a dict: ``scores`` (metric -> float), ``seconds``, ``diag`` (this fold's
+    :class:`_Diagnostics`), ``warnings`` (category, message, filename, lineno) and ``error``
+    (``""``, or the skip reason of a fold the family cannot fit).
+    """
     from .estimators import DistributionalRegressor
 
+    tr, te = fold
+    out = {"k": k, "scores": {}, "seconds": np.nan, "diag": _Diagnostics(family, context),
+           "warnings": [], "error": "", "failed": False}
+    model = DistributionalRegressor(family=spec, random_state=random_state + k,
+                                    **estimator_params)
+    with warnings.catch_warnings(record=True) as records:
+        warnings.simplefilter("always")
+        t0 = time.perf_counter()
+        try:
+            model.fit(_take(X, tr), y[tr])
+            out["seconds"] = time.perf_counter() - t0
+            X_te = _take(X, te)
+            dist = model.predict_dist(X_te)
+            out["scores"] = {m: _score(m, model, X_te, y[te], censored) for m in metrics}
+            out["diag"].add(model, dist, y[te], out["scores"])
+        except ValueError as err:  # a fold whose target the family cannot fit
+            out["error"] = f"{err}"
+        except ArithmeticError as err:  # the engine's non-finite loss, torch/scipy overflows
+            out["error"], out["failed"] = f"{type(err).__name__}: {err}", True
+        finally:
+            out["warnings"] = [(w.category, str(w.message), w.filename, w.lineno)
+                               for w in records]
+    return out
+
+
+def _evaluate(name, family, y, fold_results, n_folds, metrics, context) -> dict:
+    """One row of the table from a family's fold results (scores, degeneracy, skip reason).
+    """
     row = {"family": name, "kind": family_kind(family), "skipped": "", "degenerate": ""}
     try:
         family.validate_y(y)
     except ValueError as err:
         row["skipped"] = str(err)
         return row
-    scores = {m: [] for m in metrics}
-    seconds = []
-    diag = _Diagnostics(family, context)
-    caught: list[tuple[int, warnings.WarningMessage]] = []
-    try:
-        for k, (tr, te) in enumerate(folds):
-            model = DistributionalRegressor(family=spec, random_state=random_state + k,
-                                            **estimator_params)
-            with warnings.catch_warnings(record=True) as records:
-                warnings.simplefilter("always")
-                t0 = time.perf_counter()
-                try:
-                    model.fit(_take(X, tr), y[tr])
-                    seconds.append(time.perf_counter() - t0)
-                    X_te = _take(X, te)
-                    dist = model.predict_dist(X_te)
-                    for m in metrics:
-                        scores[m].append(_score(m, model, X_te, y[te], censored))
-                    diag.add(model, dist, y[te], {m: scores[m][-1] for m in metrics})
-                finally:
-                    caught.extend((k, w) for w in records)
-    except ValueError as err:  # a fold whose target the family cannot fit
-        row["skipped"] = f"fold {k + 1}/{len(folds)}: {err}"
-    except ArithmeticError as err:  # the engine's non-finite loss, torch/scipy overflows
-        row["skipped"] = f"fold {k + 1}/{len(folds)} failed: {type(err).__name__}: {err}"
-    _reemit(caught, name, len(folds))
-    if row["skipped"].startswith(f"fold {k + 1}/{len(folds)} failed"):
-        warnings.warn(f"compare_families: family {name!r}, {row['skipped']}; the family is "
-                      "skipped.", RuntimeWarning, stacklevel=3)
-    if row["skipped"]:
+    _reemit([(r["k"], w) for r in fold_results for w in r["warnings"]], name, n_folds)
+    last = fold_results[-1]
+    if last["error"]:
+        where = f"fold {last['k'] + 1}/{n_folds}"
+        row["skipped"] = (f"{where} failed: {last['error']}" if last["failed"]
+                          else f"{where}: {last['error']}")
+        if last["failed"]:
+            warnings.warn(f"compare_families: family {name!r}, {row['skipped']}; the family "
+                          "is skipped.", RuntimeWarning, stacklevel=4)
         return row
+    diag = _Diagnostics(family, context)
+    for r in fold_results:
+        diag.merge(r["diag"])
     with np.errstate(invalid="ignore"):  # the std of infinite scores is NaN
-        for m, values in scores.items():
+        for m in metrics:
+            values = [r["scores"][m] for r in fold_results]
             row[f"{m}_mean"] = float(np.mean(values))
             row[f"{m}_std"] = float(np.std(values))
-    row["fit_seconds"] = float(np.mean(seconds))
+    row["fit_seconds"] = float(np.mean([r["seconds"] for r in fold_results]))
     row["degenerate"] = diag.reason()
     return row
 
@@ -319,6 +392,19 @@ class _Diagnostics:
             if m in ("nll", "crps") and not np.isfinite(v):
                 self.bad_scores[m] = self.bad_scores.get(m, 0) + 1
 
+    def merge(self, other: _Diagnostics) -> None:
+        """Add the counts of another fold."""
+        self.rows += other.rows
+        self.folds += other.folds
+        self.collapsed += other.collapsed
+        self.collapsed_at_atom += other.collapsed_at_atom
+        self.df_low += other.df_low
+        self.bad_mean += other.bad_mean
+        for mine, theirs in ((self.floored, other.floored),
+                             (self.bad_scores, other.bad_scores)):
+            for key, count in theirs.items():
+                mine[key] = mine.get(key, 0) + count
+
     def reason(self) -> str:
         """Why the fit is degenerate, ``""`` when it is not."""
         n, out = self.rows, []
@@ -344,17 +430,17 @@ class _Diagnostics:
 def _reemit(caught, name, n_folds: int) -> None:
     """Warn again with the family and the folds, one warning per distinct message."""
     groups: dict[tuple, list[int]] = {}
-    first: dict[tuple, warnings.WarningMessage] = {}
-    for k, w in caught:
-        key = (w.category, str(w.message))
+    first: dict[tuple, tuple] = {}
+    for k, w in caught:  # w: (category, message, filename, lineno)
+        key = (w[0], w[1])
         groups.setdefault(key, []).append(k + 1)
         first.setdefault(key, w)
     for key, ks in groups.items():
-        w = first[key]
+        category, message, filename, lineno = first[key]
         where = (f"fold {ks[0]}/{n_folds}" if len(ks) == 1
                  else f"folds {','.join(map(str, sorted(set(ks))))}/{n_folds}")
-        warnings.warn_explicit(f"compare_families: family {name!r}, {where}: {w.message}",
-                               w.category, w.filename, w.lineno)
+        warnings.warn_explicit(f"compare_families: family {name!r}, {where}: {message}",
+                               category, filename, lineno)
 
 
 def _rank(table: pd.DataFrame, metrics, ranking: str) -> pd.DataFrame:

@@ -359,7 +359,7 @@ class VaryingCoefficientRegressor(RegressorMixin, DistributionalEstimator):
                 "extra_trees", "path_smooth", "max_cat_to_onehot", "monotone_constraints",
                 "interaction_constraints", "param_options", "early_stopping",
                 "validation_fraction", "n_iter_no_change", "links", "base_learner", "backend",
-                "random_state", "n_jobs", "verbose")
+                "random_state", "n_jobs", "verbose", "progress")
     _n_positional = 1
     _defaults = {"n_estimators": 300, "learning_rate": 0.1, "step": "natural",
                  "num_leaves": 8, "min_child_samples": 20, "n_iter_no_change": 50}

@@ -68,3 +68,77 @@ def test_staged_prediction_and_predict_raw():
     mid = model.predict_params(X[:5], iteration=20)
     assert not np.allclose(mid["loc"], params["loc"])
     np.testing.assert_allclose(model.predict_params(X[:5], iteration=40), params)
+
+
+def test_predictions_keep_the_index_of_a_dataframe():
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x": rng.uniform(-2, 2, 300)}, index=[f"r{i}" for i in range(300)])
+    y = X["x"].to_numpy() + rng.normal(size=300)
+    model = db.DistributionalRegressor(n_estimators=5, early_stopping=False,
+                                       random_state=0).fit(X, y)
+    X_new = X.iloc[[5, 3, 1]]
+    dist = model.predict_dist(X_new)
+    assert list(dist.index) == ["r5", "r3", "r1"]
+    frame = dist.to_frame([0.1, 0.9])
+    assert list(frame.index) == ["r5", "r3", "r1"]
+    np.testing.assert_allclose(frame[["loc", "scale"]], model.predict_params(X_new))
+    q = model.predict_quantiles(X_new, [0.1, 0.9])
+    assert list(q.index) == ["r5", "r3", "r1"] and list(q.columns) == ["q0.1", "q0.9"]
+    np.testing.assert_allclose(q, frame[["q0.1", "q0.9"]])
+    iv = model.predict_interval(X_new, 0.8)
+    assert list(iv.columns) == ["lower", "upper"] and list(iv.index) == ["r5", "r3", "r1"]
+    np.testing.assert_allclose(iv, q)
+    # arrays in, arrays out (no index to keep)
+    assert isinstance(model.predict_quantiles(X_new.to_numpy(), [0.5]), np.ndarray)
+    assert model.predict_dist(X_new.to_numpy()).index is None
+
+
+def test_progress_bar_changes_nothing_but_the_screen(capsys):
+    X, y, _ = make_heteroscedastic_sine(300, random_state=1)
+    kw = dict(n_estimators=30, early_stopping="holdout", random_state=0)
+    quiet = db.DistributionalRegressor(**kw).fit(X, y)
+    assert capsys.readouterr().err == ""
+    shown = db.DistributionalRegressor(progress=True, **kw).fit(X, y)
+    err = capsys.readouterr().err
+    assert "boosting" in err and f"{shown.n_iter_}/30" in err
+    np.testing.assert_array_equal(shown.predict_raw(X), quiet.predict_raw(X))
+    assert db.DistributionalRegressor().get_params()["progress"] is False
+    # small data: one bar per cross-validation fold, then the refit's
+    db.DistributionalRegressor(progress=True, n_estimators=10, random_state=0).fit(X[:60],
+                                                                                y[:60])
+    err = capsys.readouterr().err
+    assert "fold 1/5" in err and "fold 5/5" in err and "boosting" in err
+
+
+@pytest.mark.parametrize("early_stopping, pattern", [
+    ("holdout", r"stopped at round (\d+), best round (\d+), because the validation loss did "
+                r"not improve for 5 rounds"),
+    (False, r"stopped at round (\d+), best round (\d+), because the cap n_estimators=15 was "
+            r"reached"),
+    ("cv", r"stopped at round (\d+), best round (\d+), because 5-fold cross-validation chose"),
+])
+def test_verbose_fit_ends_with_why_it_stopped(early_stopping, pattern, capsys):
+    import re
+
+    X, y, _ = make_heteroscedastic_sine(400, random_state=2)
+    n_estimators = 15 if early_stopping is False else 400
+    model = db.DistributionalRegressor(n_estimators=n_estimators, n_iter_no_change=5,
+                                       learning_rate=0.3, early_stopping=early_stopping,
+                                       verbose=1000, random_state=0).fit(X, y)
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    match = re.fullmatch(pattern + ".*", last)
+    assert match, last
+    assert (int(match[1]), int(match[2])) == (model.n_iter_, model.best_iteration_)
+
+
+def test_stop_line_when_cross_validation_keeps_the_start():
+    from distboost._progress import stop_line
+
+    line = stop_line("cv", "n_estimators", 1, 0, 1000, 20, 5)
+    assert line == ("stopped at round 1, best round 0, because 5-fold cross-validation chose 0 "
+                    "rounds (the earliest within one standard error of the best); the start "
+                    "values are kept")
+    assert stop_line("holdout", "no_descent", 7, 5, 100, 20).endswith(
+        "no step along a round's trees lowered the training loss (see the warning)")

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from distboost.cli import _marginal_table, main
+from distboost.cli import _marginal_table, _not_applicable_line, main
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -19,8 +19,17 @@ def test_marginal_table_ranks_families_and_explains_skips():
     y = np.random.default_rng(0).gamma(3.0, 2.0, size=2000)
     table = _marginal_table(y)
     assert table.iloc[0]["family"] == "gamma"
-    beta = table.set_index("family").loc["beta"]
-    assert np.isnan(beta["mean_loglik"]) and "outside the support" in beta["note"]
+    # Only families that can apply are rows; the others are named once with a short reason,
+    # never a message cut mid-word.
+    assert {"beta", "bernoulli", "categorical", "poisson"}.isdisjoint(table["family"])
+    assert table["mean_loglik"].notna().all() and list(table.columns) == [
+        "family", "mean_loglik", "params"]
+    skipped = table.attrs["not_applicable"]
+    assert skipped["beta"] == "support (0, 1) does not hold y"
+    assert skipped["bernoulli"] == skipped["categorical"] == "a classification family"
+    line = _not_applicable_line(skipped)
+    assert line.startswith("Not applicable: ")
+    assert "bernoulli, categorical (a classification family)" in line
 
 
 @pytest.mark.slow  # the whole demo: 5-fold comparison of 4 families, 300 rounds each
@@ -28,7 +37,8 @@ def test_demo_writes_figures_and_report(tmp_path, capsys):
     families = "normal,gamma,lognormal,weibull"
     assert main(["demo", "--out", str(tmp_path), "--families", families]) == 0
     out = capsys.readouterr().out
-    assert "Best family by cross-validated NLL" in out and "coverage_90" in out
+    assert "Best family by cross-validated " in out and "coverage_90" in out
+    assert "Not applicable: " in out and "outside the support" not in out
     for name in ["intervals.png", "pit.png", "calibration.png", "comparison.png"]:
         assert (tmp_path / name).stat().st_size > 10_000
     report = (tmp_path / "report.md").read_text()
@@ -54,8 +64,34 @@ def test_fit_then_predict(csv, tmp_path, capsys):
     assert main(["predict", str(model), str(csv), "--quantiles", "0.1,0.9", "--out",
                  str(preds)]) == 0
     out = pd.read_csv(preds)
-    assert list(out.columns) == ["loc", "scale", "mean", "q0.1", "q0.9"]
+    assert list(out.columns) == ["mean", "sd", "loc", "scale", "q0.1", "q0.9"]
     assert len(out) == 300 and (out["q0.1"] < out["q0.9"]).all()
+
+
+def test_predict_passes_an_id_column_and_writes_survival_probabilities(tmp_path, capsys):
+    import distboost as db
+
+    X, time, event = db.datasets.load_veterans()
+    data = X.assign(time=time, event=event.astype(int), patient=[f"p{i}" for i in range(137)])
+    csv = tmp_path / "vet.csv"
+    data.to_csv(csv, index=False)
+    model = tmp_path / "m.json"
+    data.drop(columns="patient").to_csv(tmp_path / "train.csv", index=False)
+    assert main(["fit", str(tmp_path / "train.csv"), "--target", "time", "--event", "event",
+                 "--family", "weibull", "--out", str(model)]) == 0
+    preds = tmp_path / "p.csv"
+    assert main(["predict", str(model), str(csv), "--id", "patient", "--times", "30,365",
+                 "--quantiles", "0.5", "--out", str(preds)]) == 0
+    out = pd.read_csv(preds)
+    assert list(out.columns[:1]) == ["patient"] and list(out.columns[-3:]) == [
+        "q0.5", "S(30)", "S(365)"]
+    assert out["patient"].tolist() == data["patient"].tolist()
+    fitted = db.load(model)
+    np.testing.assert_allclose(out["S(365)"], fitted.predict_dist(X).sf(365.0), rtol=1e-6)
+    assert (out["S(30)"] >= out["S(365)"]).all()
+    # S(median) = 1/2
+    dist = fitted.predict_dist(X)
+    np.testing.assert_allclose(dist.sf(out["q0.5"].to_numpy()), 0.5, atol=1e-6)
 
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is not beside the checkout")
@@ -72,11 +108,19 @@ def test_fit_survival_with_event_column(tmp_path, capsys):
     (["fit", "{csv}", "--target", "x", "--family", "gamma", "--out", "m.json"],
      "outside the support"),
     (["predict", "nomodel.json", "{csv}"], "No such file: nomodel.json"),
-], ids=["missing-file", "missing-column", "target-unfit", "missing-model"])
+    (["predict", "{model}", "{csv}", "--id", "patient"], "Column 'patient' (--id) is not in"),
+    (["predict", "{model}", "{csv}", "--times", "1,a"], "--times takes comma-separated numbers"),
+    (["compare", "{csv}", "--target", "y", "--families", "normal,nonesuch"],
+     "Unknown family 'nonesuch'"),
+], ids=["missing-file", "missing-column", "target-unfit", "missing-model", "missing-id",
+        "bad-times", "unknown-family"])
 def test_user_errors_print_one_line_and_exit_2(argv, message, csv, capsys, tmp_path,
                                                 monkeypatch):
     monkeypatch.chdir(tmp_path)
-    argv = [a.replace("{csv}", str(csv)) for a in argv]
+    if "{model}" in argv:
+        assert main(["fit", str(csv), "--target", "y", "--out", "m.json", "--no-progress"]) == 0
+        capsys.readouterr()
+    argv = [a.replace("{csv}", str(csv)).replace("{model}", "m.json") for a in argv]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0]
@@ -84,9 +128,10 @@ def test_user_errors_print_one_line_and_exit_2(argv, message, csv, capsys, tmp_p
 
 @pytest.mark.slow  # cross-validates every candidate family (the table's printing: test_fit_auto_*)
 def test_compare(csv, capsys):
-    assert main(["compare", str(csv), "--target", "y", "--cv", "2"]) == 0
+    assert main(["compare", str(csv), "--target", "y", "--cv", "2", "--no-progress"]) == 0
     out = capsys.readouterr().out
-    assert "lognormal" in out and "nll_mean" in out and "degenerate" in out and "kind" in out
+    assert "lognormal" in out and " nll " in out and "degenerate" in out and "kind" in out
+    assert "(2 folds)" in out
     table, excluded = out.split("Not candidates")
     assert "poisson" in excluded and "bernoulli" in excluded and "poisson" not in table
 
@@ -145,3 +190,47 @@ def test_module_entry_point_reports_usage_errors():
     res = subprocess.run([sys.executable, "-m", "distboost", "nonesuch"], capture_output=True,
                          text=True)
     assert res.returncode != 0 and "invalid choice" in res.stderr
+
+
+def _long_table():
+    beta_why = ("Target y has 300 of 300 rows outside the support (0, 1) of family 'beta' "
+                "(e.g. [1.5, 2.7, 0.3]). " + "More detail. " * 10)
+    table = pd.DataFrame({
+        "family": ["lognormal", "gamma", "beta"], "kind": ["density"] * 3,
+        "nll_mean": [1.2345678, 1.3, np.nan], "nll_std": [0.05, 0.06, np.nan],
+        "crps_mean": [0.41, 0.43, np.nan], "crps_std": [0.02, 0.03, np.nan],
+        "coverage_90_mean": [0.9, 0.88, np.nan], "coverage_90_std": [0.01, 0.02, np.nan],
+        "fit_seconds": [0.5, 0.6, np.nan], "degenerate": ["", "", ""],
+        "skipped": ["", "", beta_why]})
+    table.attrs.update(ranked_by="nll_mean", note="", excluded={}, best="lognormal")
+    return table
+
+
+def test_compare_prints_its_folds_takes_families_and_fits_a_terminal(csv, tmp_path, capsys,
+                                                                    monkeypatch):
+    import distboost.selection
+
+    seen = {}
+
+    def fake(X, y, **kw):
+        seen.update(kw)
+        return _long_table()
+
+    monkeypatch.setattr(distboost.selection, "compare_families", fake)
+    out_csv = tmp_path / "table.csv"
+    assert main(["compare", str(csv), "--target", "y", "--cv", "3", "--families",
+                 "lognormal,gamma,beta", "--out", str(out_csv)]) == 0
+    out = capsys.readouterr().out
+    assert "(3 folds)" in out and "3 families" in out
+    assert seen["cv"] == 3 and seen["families"] == ["lognormal", "gamma", "beta"]
+    assert seen["progress"] is True  # on by default in the CLI
+    assert max(len(line) for line in out.splitlines() if not line.startswith("Wrote")) <= 80
+    assert "beta: support (0, 1) does not hold y (300 of 300 rows outside)" in out
+    assert "1.235 ± 0.05" in out
+    written = pd.read_csv(out_csv, keep_default_na=False)
+    assert written.loc[2, "skipped"] == _long_table().loc[2, "skipped"]  # the full text
+    assert main(["compare", str(csv), "--target", "y", "--no-progress"]) == 0
+    assert seen["progress"] is False and seen["families"] is None and seen["cv"] == 5
+    assert "(5 folds)" in capsys.readouterr().out
+    assert main(["compare", str(csv), "--target", "y", "--families", "nonesuch"]) == 2
+    assert "Unknown family 'nonesuch'" in capsys.readouterr().err

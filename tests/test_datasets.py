@@ -47,3 +47,29 @@ def test_survival_reader():
 def test_uci_reader_rejects_other_folders(tmp_path):
     with pytest.raises(ValueError, match="not a UCI benchmark folder"):
         load_uci(tmp_path)
+
+
+def test_bundled_survival_data_load_without_the_shared_folder():
+    from distboost.datasets import load_gbsg2, load_veterans
+
+    X, time, event = load_gbsg2()
+    assert X.shape == (686, 8) and event.sum() == 299 and (time > 0).all()
+    assert X["tgrade"].dtype == "category"
+    X, time, event = load_veterans()
+    assert X.shape == (137, 6) and event.sum() == 128
+    if SHARED.is_dir():  # the same records as the benchmarks' copy
+        X2, time2, event2 = load_survival(SHARED / "survival" / "veterans.csv")
+        np.testing.assert_array_equal(time, time2)
+
+
+def test_bundled_files_are_package_data_with_their_provenance():
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    config = tomllib.loads((root / "pyproject.toml").read_text())
+    patterns = config["tool"]["setuptools"]["package-data"]["distboost"]
+    assert "data/*.csv" in patterns and "data/README.md" in patterns
+    readme = (root / "distboost" / "data" / "README.md").read_text()
+    for name in ("gbsg2.csv", "veterans.csv"):
+        assert (root / "distboost" / "data" / name).is_file() and name in readme
+    assert "GPL" in readme and "Schumacher" in readme and "Kalbfleisch" in readme

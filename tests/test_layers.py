@@ -35,7 +35,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # (the DESIGN table lists datasets last, but it imports nothing and the CLI demo uses it,
     # so it is a leaf here).
     ("leaves", ("distboost._validation", "distboost.censored", "distboost.datasets",
-                "distboost._version")),
+                "distboost._version", "distboost._progress")),
     ("links", ("distboost.links",)),
     ("families", ("distboost.families",)),
     ("predictive", ("distboost.predictive",)),
@@ -55,7 +55,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                     "distboost.varying", "distboost.booster")),
     ("dask", ("distboost.dask",)),
     ("selection", ("distboost.selection",)),
-    ("plotting", ("distboost.plotting", "distboost._explain_plots")),
+    ("plotting", ("distboost.plotting", "distboost._explain_plots", "distboost._survival_plots")),
     ("cli", ("distboost.cli", "distboost.__main__")),
     ("package", ("distboost",)),  # distboost/__init__.py: the public facade
 ]

@@ -460,3 +460,39 @@ def test_crps_and_pit_match_quadrature_and_scipy(name):
         assert ((law.cdf(y - 1) <= pit) & (pit <= law.cdf(y))).all()
     else:
         np.testing.assert_allclose(pit, law.cdf(y), rtol=1e-7)
+
+
+# ---------------------------------------------------------------- to_frame and row labels
+def test_to_frame_columns_against_scipy_and_labels():
+    p, law = ROWS["gamma"]
+    d = db.Predictive("gamma", p, index=["a", "b", "c"])
+    frame = d.to_frame([0.05, 0.95])
+    assert list(frame.columns) == ["mean", "sd", "concentration", "rate", "q0.05", "q0.95"]
+    assert list(frame.index) == ["a", "b", "c"]
+    ref = law({k: np.asarray(v) for k, v in p.items()})
+    np.testing.assert_allclose(frame["mean"], ref.mean(), rtol=1e-10)
+    np.testing.assert_allclose(frame["sd"], ref.std(), rtol=1e-10)
+    np.testing.assert_allclose(frame["q0.95"], ref.ppf(0.95), rtol=1e-8)
+    np.testing.assert_array_equal(frame["rate"], p["rate"])
+    # an explicit index wins; slicing keeps the labels; no index -> 0..n-1
+    assert list(d.to_frame(index=[7, 8, 9]).index) == [7, 8, 9]
+    assert list(d[[2, 0]].to_frame(()).index) == ["c", "a"]
+    assert list(d[np.array([False, True, True])].index) == ["b", "c"]
+    assert list(db.Predictive("gamma", p).to_frame(None).columns) == [
+        "mean", "sd", "concentration", "rate"]
+    assert list(db.Predictive("gamma", p).to_frame().index) == [0, 1, 2]
+
+
+def test_to_frame_of_unordered_classes_gives_probabilities():
+    from distboost.families.categorical import Categorical
+
+    d = db.Predictive(Categorical(n_classes=3),
+                      {"logits_0": [0.0], "logits_1": [1.0], "logits_2": [-1.0]})
+    frame = d.to_frame()
+    assert "mean" not in frame and "q0.5" not in frame
+    np.testing.assert_allclose(frame[["prob_0", "prob_1", "prob_2"]].sum(axis=1), 1.0)
+
+
+def test_index_length_must_match():
+    with pytest.raises(ValueError, match="index has 2 entries but the Predictive holds 3"):
+        db.Predictive("normal", {"loc": [0.0, 1.0, 2.0], "scale": 1.0}, index=["a", "b"])

@@ -187,3 +187,29 @@ def test_compare_plot_uses_the_ranking_metric_and_greys_degenerate_fits():
     assert ax.get_xlabel().startswith("crps")
     ax = db.plot.compare(table, "nll")
     assert [t.get_text() for t in ax.get_yticklabels()][0] == "studentt (degenerate)"
+
+
+def _parallel_case():
+    rng = np.random.default_rng(5)
+    X = pd.DataFrame({"a": rng.uniform(-2, 2, 120), "b": rng.normal(size=120)})
+    y = rng.gamma(2.0, np.exp(0.5 * X["a"]))
+    return X, y, dict(families=["gamma", "lognormal", "beta"], cv=2, n_estimators=15,
+                      early_stopping="holdout")
+
+
+def test_progress_bar_counts_the_fits(capsys):
+    X, y, kw = _parallel_case()
+    db.compare_families(X, y, progress=True, **kw)
+    err = capsys.readouterr().err
+    assert "compare_families" in err and "4/4" in err  # 2 families that hold y x 2 folds
+    assert "lognormal, fold 2/2" in err
+
+
+@pytest.mark.slow  # starts two worker processes (about 10 s)
+def test_parallel_table_equals_the_serial_one():
+    X, y, kw = _parallel_case()
+    serial = db.compare_families(X, y, **kw)
+    parallel = db.compare_families(X, y, n_jobs=2, **kw)
+    pd.testing.assert_frame_equal(serial.drop(columns="fit_seconds"),
+                                  parallel.drop(columns="fit_seconds"), check_exact=True)
+    assert serial.attrs == parallel.attrs

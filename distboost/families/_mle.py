@@ -34,8 +34,10 @@ def numerical_mle(family, y, w: np.ndarray, start: dict[str, float]) -> dict[str
     dict of str to float
         Natural-scale parameters.
     """
-    y_t = torch.as_tensor(np.asarray(y, dtype=np.float64))
-    w_t = torch.as_tensor(w)
+    # Writable copies: a read-only array (a pandas copy-on-write view, a broadcast) would make
+    # torch warn that it does not support non-writable tensors.
+    y_t = torch.from_numpy(np.array(y, dtype=np.float64, copy=True))
+    w_t = torch.from_numpy(np.array(w, dtype=np.float64, copy=True))
     n = w_t.shape[0]
     x0 = np.asarray(family.raw_from_params(start), dtype=np.float64).reshape(-1)
 

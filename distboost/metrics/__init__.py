@@ -1,5 +1,7 @@
 """Proper scoring rules and calibration diagnostics (CRPS, NLL, PIT, coverage, interval and
-pinball scores, calibration error, sharpness) and scikit-learn scorers.
+pinball scores, calibration error, sharpness), survival scores (censored NLL and CRPS,
+concordance, D-calibration, IPCW Brier scores and time-dependent AUC) and scikit-learn
+scorers.
 
 Closed-form CRPS functions are public (``crps_normal(y, loc, scale)``, ...); ``crps(dist, y)``
 picks the closed form when the family has one and the numerical path otherwise.
@@ -37,6 +39,7 @@ from .scores import (
     sharpness,
 )
 from .survival import censored_nll, concordance_index, d_calibration, survival_crps
+from .time_dependent import brier_score, cumulative_dynamic_auc, integrated_brier_score
 
 __all__ = [
     "CLOSED_FORMS", "crps_beta", "crps_exponential", "crps_gamma", "crps_gumbel",
@@ -47,4 +50,5 @@ __all__ = [
     "mean_interval_score", "mean_nll", "mean_pinball", "nll", "pinball", "pit", "pit_cdf",
     "sharpness",
     "censored_nll", "concordance_index", "d_calibration", "survival_crps",
+    "brier_score", "integrated_brier_score", "cumulative_dynamic_auc",
 ]

@@ -124,3 +124,29 @@ def test_numerical_mle_keeps_a_start_better_than_a_failed_optimum():
 
 def test_every_family_is_covered():
     assert {f for f, _ in PAIRS} == set(FAMILIES)
+
+
+def test_read_only_targets_raise_no_torch_warning():
+    # torch warns once per process that it "does not support non-writable tensors" when
+    # given a read-only array (a pandas copy-on-write view): a fresh interpreter with
+    # warnings as errors sees the first such warning, wherever the init comes from.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import numpy as np, distboost as db\n"
+        "y = np.random.default_rng(0).gamma(3.0, 50.0, 300); y.setflags(write=False)\n"
+        "w = np.full(300, 1 / 300); w.setflags(write=False)\n"
+        "for name in ['gamma', 'weibull', 'studentt', 'negative_binomial', 'lognormal']:\n"
+        "    f = db.families.get(name)\n"
+        "    f.init(np.round(y) if name == 'negative_binomial' else y)\n"
+        "from distboost.families._mle import numerical_mle\n"
+        "f = db.families.get('gamma')\n"
+        "numerical_mle(f, y, w, {'concentration': 1.0, 'rate': 0.01})\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    res = subprocess.run([sys.executable, "-W", "error::UserWarning", "-c", code],
+                         capture_output=True, text=True, cwd=root,
+                         env={"PYTHONPATH": str(root), "OMP_NUM_THREADS": "1", "PATH": ""})
+    assert res.returncode == 0, res.stderr[-2000:]
