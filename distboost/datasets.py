@@ -4,8 +4,8 @@
   ``x ~ U(-3, 3)``, ``y ~ Normal(sin x, sd = 0.05 + 0.1 x^2)``.
 * :func:`load_diabetes`: scikit-learn's bundled diabetes data (442 patients, a positive target),
   the default dataset of the demo; no network needed.
-* :func:`load_gbsg2` and :func:`load_veterans`: two right-censored survival data sets bundled
-  with the package (``distboost/data``; provenance and licences in ``distboost/data/README.md``).
+* :func:`load_gbsg2` and :func:`load_veterans`: two right-censored survival data sets, read
+  from the copies scikit-survival ships in its wheel (offline; the ``survival`` extra).
 * :func:`load_uci` and :func:`load_survival`: readers for the benchmark files kept outside the
   package (``../shared/data``: the UCI splits of Hernandez-Lobato & Adams 2015, and survival
   CSVs with ``time`` and ``event`` columns).
@@ -21,7 +21,27 @@ import pandas as pd
 __all__ = ["make_heteroscedastic_sine", "load_diabetes", "load_gbsg2", "load_veterans",
            "load_uci", "load_survival"]
 
-_DATA = Path(__file__).resolve().parent / "data"
+
+
+def _from_scikit_survival(name: str):
+    """``(X, time, event)`` of a data set that scikit-survival ships inside its wheel (read
+    offline; distboost bundles no data of its own)."""
+    try:
+        from sksurv import datasets
+    except ImportError as err:
+        raise ImportError(
+            f"load_{name.removeprefix('load_')}() reads the copy that scikit-survival ships: "
+            "pip install 'distboost[survival]' (or scikit-survival). The same data are "
+            "readable with load_survival(path) from a CSV with 'time' and 'event' columns."
+        ) from err
+    X, y = getattr(datasets, name)()
+    event_field, time_field = y.dtype.names
+    X = X.copy()
+    for col in X.columns:
+        if X[col].dtype == object or pd.api.types.is_string_dtype(X[col].dtype):
+            X[col] = X[col].astype("category")
+    return (X.reset_index(drop=True), np.asarray(y[time_field], dtype=np.float64),
+            np.asarray(y[event_field], dtype=bool))
 
 
 def make_heteroscedastic_sine(n_samples: int = 1000, random_state=None):
@@ -61,7 +81,8 @@ def load_diabetes(as_frame: bool = True):
 
 
 def load_gbsg2():
-    """The German Breast Cancer Study Group 2 trial (bundled): 686 patients, 299 events.
+    """The German Breast Cancer Study Group 2 trial: 686 patients, 299 events (the copy
+    scikit-survival ships, read offline; ``pip install 'distboost[survival]'``).
 
     Recurrence-free survival in days after surgery; covariates ``age``, ``estrec`` and
     ``progrec`` (receptors, fmol/l), ``horTh`` (hormonal therapy, yes/no), ``menostat``
@@ -81,11 +102,12 @@ def load_gbsg2():
     duration of chemotherapy in node-positive breast cancer patients. *Journal of Clinical
     Oncology* 12(10), 2086-2093.
     """
-    return load_survival(_DATA / "gbsg2.csv")
+    return _from_scikit_survival("load_gbsg2")
 
 
 def load_veterans():
-    """The Veterans' Administration lung cancer trial (bundled): 137 patients, 128 deaths.
+    """The Veterans' Administration lung cancer trial: 137 patients, 128 deaths (the copy
+    scikit-survival ships, read offline; ``pip install 'distboost[survival]'``).
 
     Survival in days; covariates ``Age_in_years``, ``Celltype`` (squamous, smallcell, adeno,
     large), ``Karnofsky_score``, ``Months_from_Diagnosis``, ``Prior_therapy`` (yes/no),
@@ -102,7 +124,7 @@ def load_veterans():
     Kalbfleisch, J. D. & Prentice, R. L. (1980). *The Statistical Analysis of Failure Time
     Data*. Wiley, New York.
     """
-    return load_survival(_DATA / "veterans.csv")
+    return _from_scikit_survival("load_veterans_lung_cancer")
 
 
 def load_uci(folder, split: int | None = None):

@@ -3,8 +3,9 @@
 Fits ``censored_weibull``, ``censored_lognormal`` and ``censored_gamma`` (every parameter
 boosted), prints the held-out censored NLL, Harrell's C-index, the integrated Brier score,
 the mean time-dependent AUC and D-calibration, and plots the predicted survival curves of a
-few patients and the D-calibration histogram of the best family.  The data sets are bundled
-with the package (``db.datasets.load_gbsg2()``, ``load_veterans()``).
+few patients and the D-calibration histogram of the best family.  The data sets are read
+offline from the copies scikit-survival ships (``db.datasets.load_gbsg2()``,
+``load_veterans()``; the ``survival`` extra).
 
 Run: ``.venv/bin/python examples/survival.py [--file gbsg2|veterans] [--out DIR]``
 """
@@ -30,7 +31,7 @@ LOADERS = {"gbsg2": db.datasets.load_gbsg2, "veterans": db.datasets.load_veteran
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--file", default="gbsg2",
-                        help="a bundled data set (gbsg2, veterans) or a CSV file with time "
+                        help="a named data set (gbsg2, veterans) or a CSV file with time "
                              "and event columns")
     parser.add_argument("--out", default="demo_output")
     args = parser.parse_args(argv)
