@@ -75,7 +75,14 @@ def registry_restored():
 def test_page_runs(page, tmp_path, monkeypatch, registry_restored):
     import matplotlib.pyplot as plt
 
-    monkeypatch.chdir(tmp_path)  # a page that writes files writes them here
+    # A page that writes files writes them here; "../shared" (the benchmark data beside the
+    # checkout, as a page written from the repository's root refers to it) resolves too.
+    work = tmp_path / "work"
+    work.mkdir()
+    shared = ROOT.parent / "shared"
+    if shared.is_dir():
+        (tmp_path / "shared").symlink_to(shared, target_is_directory=True)
+    monkeypatch.chdir(work)
     namespace: dict = {"__name__": "__docs__"}
     try:
         for line, code in python_blocks(page.read_text()):
