@@ -301,6 +301,24 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "ensemble_")
 
+    def __sklearn_clone__(self):
+        """A clone sharing the client (a live connection, not a parameter value to copy)."""
+        from sklearn.base import clone
+
+        params = self.get_params(deep=False)
+        client = params.pop("client")
+        return type(self)(**{k: clone(v, safe=False) for k, v in params.items()},
+                          client=client)
+
+    def __getstate__(self):
+        """Pickled without the client (as ``lightgbm.dask``): an unpickled model uses the
+        default client, or the one set on it."""
+        state = super().__getstate__() if hasattr(super(), "__getstate__") else dict(
+            self.__dict__)
+        state = dict(state)
+        state["client"] = None
+        return state
+
     # ------------------------------------------------------------------ predict
     def _map(self, X, method: str, columns, **kwargs):
         """``local.<method>`` on every partition (block) of ``X``: a Dask DataFrame for a

@@ -307,3 +307,17 @@ def test_the_errors_page_lists_the_dask_cases():
     for case in ("a partition's dtypes differ", "y not aligned with X",
                  "a worker lost mid-training", "no Dask client", "in-memory X for the Dask"):
         assert case in page
+
+
+def test_clone_shares_the_client_and_a_pickled_model_predicts(normal_fit, client):
+    import pickle
+
+    from sklearn.base import clone
+
+    model, (_, _, Xv, _) = normal_fit
+    copy = clone(model)
+    assert copy.client is client and not hasattr(copy, "ensemble_")
+    back = pickle.loads(pickle.dumps(model))
+    assert back.client is None
+    np.testing.assert_array_equal(back.to_local().predict_raw(Xv),
+                                  model.to_local().predict_raw(Xv))
