@@ -33,6 +33,7 @@ import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import check_X
+from .boosting.backend import check_importance_type
 
 __all__ = ["Explanation", "explain_model", "importance_table", "feature_names", "gain_shares"]
 
@@ -200,9 +201,7 @@ def importance_table(model, importance_type: str = "gain") -> pd.DataFrame:
         trees do not see).
     """
     check_is_fitted(model)
-    if importance_type not in ("gain", "split"):
-        raise ValueError(f"importance_type must be 'gain' or 'split', got "
-                         f"{importance_type!r}.")
+    check_importance_type(importance_type)
     imp = model.ensemble_.feature_importances(importance_type)
     p = model.n_features_in_
     cols = _tree_columns(model, np.zeros((0, p)))

@@ -27,6 +27,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 __all__ = ["TreeBackend", "FittedTrees", "register_backend", "get_backend",
+           "check_importance_type",
            "get_model_class", "available_backends", "backend_name"]
 
 
@@ -111,6 +112,18 @@ _REGISTRY: dict[str, tuple[str | type, str | type]] = {
     "per_parameter": ("distboost.boosting.per_parameter:PerParameterBackend",
                       "distboost.boosting.per_parameter:PerParameterModel"),
 }
+
+
+#: The importances a :class:`FittedTrees` gives: total gain, or the number of splits.
+IMPORTANCE_TYPES = ("gain", "split")
+
+
+def check_importance_type(importance_type: str) -> str:
+    """``importance_type`` if it is one of :data:`IMPORTANCE_TYPES`, else a ValueError."""
+    if importance_type not in IMPORTANCE_TYPES:
+        raise ValueError(f"importance_type must be 'gain' or 'split', got "
+                         f"{importance_type!r}.")
+    return importance_type
 
 
 def register_backend(name: str, backend: str | type, model: str | type) -> None:

@@ -18,6 +18,8 @@ from __future__ import annotations
 import lightgbm as lgb
 import numpy as np
 
+from .backend import check_importance_type
+
 __all__ = ["LightGBMBackend", "LightGBMModel"]
 
 
@@ -199,9 +201,7 @@ class LightGBMModel:
 
     def feature_importances(self, num_iteration: int,
                             importance_type: str = "gain") -> np.ndarray:
-        if importance_type not in ("gain", "split"):
-            raise ValueError(f"importance_type must be 'gain' or 'split', got "
-                             f"{importance_type!r}.")
+        check_importance_type(importance_type)
         dump = self.booster.dump_model(num_iteration=num_iteration)
         p = len(dump["feature_names"])
         out = np.zeros((self.k, p))

@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import clone
 
+from .backend import check_importance_type
+
 __all__ = ["SklearnBackend", "SklearnModel"]
 
 
@@ -150,9 +152,7 @@ class SklearnModel:
 
     def feature_importances(self, num_iteration: int,
                             importance_type: str = "gain") -> np.ndarray:
-        if importance_type not in ("gain", "split"):
-            raise ValueError(f"importance_type must be 'gain' or 'split', got "
-                             f"{importance_type!r}.")
+        check_importance_type(importance_type)
         if importance_type == "split":
             return self._split_counts(num_iteration)
         p = max((int(c.max()) + 1 for trees in self.rounds for _, c in trees), default=0)

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .backend import check_importance_type
+
 __all__ = ["XGBoostBackend", "XGBoostModel", "xgb_params"]
 
 #: Below this many rows XGBoost runs on one thread unless ``n_jobs`` says otherwise (as the
@@ -252,9 +254,7 @@ class XGBoostModel:
     def feature_importances(self, num_iteration: int,
                             importance_type: str = "gain") -> np.ndarray:
         """Total gain (or the number of splits) of each feature per output, shape (K, p)."""
-        if importance_type not in ("gain", "split"):
-            raise ValueError(f"importance_type must be 'gain' or 'split', got "
-                             f"{importance_type!r}.")
+        check_importance_type(importance_type)
         p = 0 if self.booster is None else self.booster.num_features()
         out = np.zeros((self.k, p))
         num_iteration = min(int(num_iteration), self._rounds())
