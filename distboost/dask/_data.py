@@ -151,7 +151,13 @@ class TrainingFrame:
 
 def as_frame(client, X, y=None, sample_weight=None, *, name: str = "", categories=None,
              feature_names=None) -> TrainingFrame:
-    """Check ``X``, ``y`` and ``sample_weight`` in one pass and join them by partition.
+    """Check ``X``, ``y`` and ``sample_weight`` in one pass and join them row by row.
+
+    ``y`` and the weights align with ``X`` by position, as arrays in memory do: collections
+    with the same number of rows but other partition boundaries (Dask's Parquet reader may
+    merge files differently for one selected column than for many) are re-cut at ``X``'s
+    boundaries.  The partitions are fixed once (``to_delayed``), so the checked partitions are
+    the ones joined.
 
     Parameters
     ----------
@@ -167,10 +173,11 @@ def as_frame(client, X, y=None, sample_weight=None, *, name: str = "", categorie
     Raises
     ------
     ValueError
-        Partitions whose columns or dtypes differ from the collection's; different
-        numbers of partitions or rows per partition between ``X``, ``y`` and
-        ``sample_weight``; infinite feature values; negative or all-zero weights.
+        Partitions whose columns or dtypes differ from the collection's; ``y`` or
+        ``sample_weight`` with another number of rows than ``X``; infinite feature values.
     """
+    import dask
+
     dd = _dd()
     X, from_dataframe = _features(X, feature_names)
     X = _categorical(X, categories)
@@ -179,11 +186,11 @@ def as_frame(client, X, y=None, sample_weight=None, *, name: str = "", categorie
         parts["y"] = _target_frame(y, f"{name}y")
     if sample_weight is not None:
         parts["sample_weight"] = _weight_frame(sample_weight, f"{name}sample_weight")
-    counts = {role: f.npartitions for role, f in parts.items()}
-    if len(set(counts.values())) > 1:
-        raise ValueError(f"{name}X, y and sample_weight must have the same number of "
-                         f"partitions; got {counts} (repartition them alike).")
-    facts = client.compute({role: _facts(f, role) for role, f in parts.items()}, sync=True)
+    blocks = {role: f.to_delayed() for role, f in parts.items()}
+    facts = client.compute(
+        {role: [dask.delayed(_partition_facts)(b, list(parts[role].columns),
+                                               list(parts[role].dtypes), role)
+                for b in blocks[role]] for role in parts}, sync=True)
     rows = {role: [f[0] for f in v] for role, v in facts.items()}
     for role, v in facts.items():
         for i, (_, wrong, _) in enumerate(v):
@@ -193,33 +200,52 @@ def as_frame(client, X, y=None, sample_weight=None, *, name: str = "", categorie
                     f"declared schema: {wrong}. Every partition must have the same columns "
                     "and dtypes (e.g. read the Parquet files with one schema, or cast with "
                     "astype before fitting).")
+    n_rows = sum(rows["X"])
     for role in rows:
-        if rows[role] != rows["X"]:
-            i = next(j for j, (a, b) in enumerate(zip(rows[role], rows["X"], strict=True))
-                     if a != b)
+        if sum(rows[role]) != n_rows:
             raise ValueError(
-                f"{name}{role} does not align with X: partition {i} has {rows[role][i]} rows "
-                f"in {role} and {rows['X'][i]} in X ({sum(rows[role])} and {sum(rows['X'])} "
-                "rows in all). Build them from the same source with the same partitions.")
+                f"{name}{role} does not align with X: {role} has {sum(rows[role])} rows and X "
+                f"{n_rows} ({len(rows[role])} and {len(rows['X'])} partitions). Build them "
+                "from the same source.")
+        if rows[role] != rows["X"]:
+            blocks[role] = _recut(parts[role], blocks[role], rows[role], rows["X"])
     n_inf: dict[str, int] = {}
     for _, _, bad in facts["X"]:
         for c, k in bad.items():
             n_inf[c] = n_inf.get(c, 0) + k
     if n_inf:
         c = next(iter(n_inf))
-        raise ValueError(f"{name}Column {c!r} of X has {n_inf[c]} of {sum(rows['X'])} rows "
+        raise ValueError(f"{name}Column {c!r} of X has {n_inf[c]} of {n_rows} rows "
                          "that are infinite; use NaN for missing values.")
-    n_rows = sum(rows["X"])
     if n_rows == 0:
         raise ValueError(f"{name}X has 0 rows; at least 1 row is required.")
-    frames = list(parts.values())
-    frame = dd.map_partitions(_join, *frames, align_dataframes=False,
-                              meta=_join(*[f._meta for f in frames]))
+    roles = list(parts)
+    joined = [dask.delayed(_join)(*(blocks[r][i] for r in roles))
+              for i in range(len(rows["X"]))]
+    frame = dd.from_delayed(joined, meta=_join(*[parts[r]._meta for r in roles]),
+                            verify_meta=False)
     cats = {c: list(X[c].cat.categories) for c in X.columns
             if isinstance(X[c].dtype, pd.CategoricalDtype)}
     bounds = "y" in parts and len(parts["y"].columns) == 2
     return TrainingFrame(frame, [str(c) for c in X.columns], cats, n_rows, rows["X"], bounds,
                          sample_weight is not None, from_dataframe)
+
+
+def _recut(frame, blocks, lengths, target):
+    """Numeric ``blocks`` of ``frame`` (partition lengths ``lengths``) re-cut by position into
+    partitions of lengths ``target``."""
+    import dask
+    import dask.array as da
+
+    columns = list(frame.columns)
+    arrays = [da.from_delayed(dask.delayed(_values)(b), shape=(n, len(columns)),
+                              dtype=np.float64) for b, n in zip(blocks, lengths, strict=True)]
+    cut = da.concatenate(arrays).rechunk((tuple(target), len(columns)))
+    return [dask.delayed(pd.DataFrame)(b, columns=columns) for b in cut.to_delayed().ravel()]
+
+
+def _values(part) -> np.ndarray:
+    return part.to_numpy(dtype=np.float64)
 
 
 def _join(*parts):
