@@ -49,37 +49,51 @@ def slots(k: int) -> int:
 def pack_target(y: np.ndarray, k: int) -> dict[str, np.ndarray]:
     """XGBoost's fields holding ``y`` (shape (n,) or (n, 2) bounds) as float32 pairs.
 
+    XGBoost refuses infinite labels but not infinite interval bounds, so the parts that may be
+    infinite go to the bounds: a target ``y`` is ``hi`` in the label's first column and ``lo``
+    in its second (or, with ``K = 1``, in the lower bound); censoring bounds ``(l, u)`` put
+    ``hi(l)`` and ``hi(u)`` in the two bound fields and ``lo(l)``, ``lo(u)`` in the label
+    (with ``K = 1`` the one label column holds ``lo(l)``, and ``u`` keeps float32 precision, a
+    relative error below 6e-8).
+
     Returns ``{"label": (n, L), "label_lower_bound": (n,), "label_upper_bound": (n,)}``.
-    Bounds take four float32 values a row; with ``K = 1`` only three slots exist and the
-    upper bound keeps float32 precision (a relative error below 6e-8).
     """
     y = np.asarray(y, dtype=np.float64)
-    pieces = []
-    for column in (y[:, None] if y.ndim == 1 else y).T:
-        pieces.extend(_split(column))
     n = y.shape[0]
-    width = slots(k)
-    out = np.zeros((n, width), dtype=np.float32)
-    m = min(len(pieces), width)
-    for j in range(m):
-        out[:, j] = pieces[j]
-    n_label = width - 2
-    return {"label": out[:, :n_label] if n_label > 1 else out[:, 0],
-            "label_lower_bound": out[:, n_label], "label_upper_bound": out[:, n_label + 1]}
+    n_label = slots(k) - 2
+    label = np.zeros((n, n_label), dtype=np.float32)
+    lower = np.zeros(n, dtype=np.float32)
+    upper = np.zeros(n, dtype=np.float32)
+    if y.ndim == 1:
+        hi, lo = _split(y)
+        label[:, 0] = hi
+        if n_label > 1:
+            label[:, 1] = lo
+        else:
+            lower[:] = lo
+    else:
+        (hi_l, lo_l), (hi_u, lo_u) = _split(y[:, 0]), _split(y[:, 1])
+        lower[:], upper[:] = hi_l, hi_u
+        label[:, 0] = lo_l
+        if n_label > 1:
+            label[:, 1] = lo_u
+    return {"label": label if n_label > 1 else label[:, 0],
+            "label_lower_bound": lower, "label_upper_bound": upper}
 
 
 def unpack_target(dmatrix, k: int, censored: bool) -> np.ndarray:
     """The float64 target of a worker's ``DMatrix`` (inverse of :func:`pack_target`)."""
     label = np.asarray(dmatrix.get_label(), dtype=np.float32).reshape(dmatrix.num_row(), -1)
-    cols = [label[:, j] for j in range(label.shape[1])]
-    cols.append(np.asarray(dmatrix.get_float_info("label_lower_bound"), dtype=np.float32))
-    cols.append(np.asarray(dmatrix.get_float_info("label_upper_bound"), dtype=np.float32))
-    f64 = [c.astype(np.float64) for c in cols]
+    label = label.astype(np.float64)
+    lower = np.asarray(dmatrix.get_float_info("label_lower_bound"), dtype=np.float64)
+    upper = np.asarray(dmatrix.get_float_info("label_upper_bound"), dtype=np.float64)
+    two = label.shape[1] > 1
     if not censored:
-        return f64[0] + f64[1]
-    lower = f64[0] + f64[1]
-    upper = f64[2] + (f64[3] if len(f64) > 3 else 0.0)
-    return np.column_stack([lower, upper])
+        return label[:, 0] + (label[:, 1] if two else lower)
+    with np.errstate(invalid="ignore"):
+        lo = lower + label[:, 0]
+        hi = upper + (label[:, 1] if two else 0.0)
+    return np.column_stack([lo, hi])
 
 
 def _weights(dmatrix, weight_mean: float) -> np.ndarray | None:

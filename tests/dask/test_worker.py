@@ -34,12 +34,17 @@ def test_a_target_offset_by_1e9_survives_the_float32_fields_exactly(k):
     assert np.max(np.abs(y.astype(np.float32) - y)) > 1.0
 
 
-def test_censoring_bounds_with_infinity_round_trip():
+@pytest.mark.parametrize("k", [2, 3])
+def test_censoring_bounds_with_infinity_round_trip(k):
+    """XGBoost refuses an infinite label: the parts that may be infinite (right- and
+    left-censored bounds) travel in the interval-bound fields."""
     rng = np.random.default_rng(1)
     t = 1e6 + rng.exponential(size=40)
     bounds = db.censored.right(t, rng.integers(0, 2, 40))
-    back = unpack_target(dmatrix(bounds, 2), 2, censored=True)
-    np.testing.assert_allclose(back[:, 0], bounds[:, 0], rtol=0, atol=1e-7)
+    bounds[:5] = db.censored.left(t[:5], np.zeros(5))  # [-inf, t]
+    back = unpack_target(dmatrix(bounds, k), k, censored=True)
+    assert np.all(np.isneginf(back[:5, 0]))
+    np.testing.assert_allclose(back[5:, 0], bounds[5:, 0], rtol=0, atol=1e-7)
     finite = np.isfinite(bounds[:, 1])
     np.testing.assert_allclose(back[finite, 1], bounds[finite, 1], rtol=0, atol=1e-7)
     assert np.all(np.isinf(back[~finite, 1]))
