@@ -74,3 +74,13 @@ def test_varying_coefficients(tmp_path):
     assert abs(res["sine_rmse"] - res["noise"]) < 0.06 * res["noise"]  # RMSE near the noise
     if SHARED.is_dir():
         assert res["concrete_rmse"] < 7.0  # concrete's sd is 16.7 MPa; GBR gets about 4.4
+
+
+@pytest.mark.slow  # starts its own two-worker cluster
+def test_dask_cluster(tmp_path):
+    pytest.importorskip("distributed")
+    pytest.importorskip("xgboost")
+    res = _load("dask_cluster").main(["--rows", "200000", "--n-estimators", "60"])
+    assert res["best_iteration"] > 10
+    assert abs(res["coverage_90"] - 0.9) < 0.03
+    assert res["nll"] < 1.6  # the start values' NLL is about 1.9
