@@ -279,21 +279,48 @@ def _set_categories(s, cats):
                      index=s.index, name=s.name)
 
 
-def place(client, frame):
-    """``frame`` computed and held on the workers in contiguous blocks of partitions: the
-    first ``P / W`` partitions on the first worker (by name, the order in which XGBoost's
-    tracker ranks the workers), and so on.
+def place(client, data: TrainingFrame) -> TrainingFrame:
+    """``data`` re-cut by position into one partition per worker, computed and held there.
 
-    XGBoost's histograms are sums over each worker's rows: which partitions sit together
-    decides their rounding and the quantile sketch's bins.  Placing the partitions by their
-    position, not by the scheduler's timing, makes a refit of the same data on the same
-    cluster give the same model.
+    Block ``j`` holds rows ``[j n / W, (j + 1) n / W)`` and lives on the ``j``-th worker (by
+    name, the order in which XGBoost's tracker ranks the workers).  XGBoost's histograms,
+    its quantile sketch (the bins) and every global sum of a fit are then computed over the
+    same rows on the same ranks however the input was partitioned: the same data, seed and
+    number of workers give the same model, bit for bit.
     """
+    import dask
+
     dd = _dd()
     info = client.scheduler_info()["workers"]
     workers = sorted(info, key=lambda addr: (str(info[addr].get("name", "")), addr))
-    parts = frame.to_delayed()
-    futures = [client.compute(part, workers=[workers[i * len(workers) // len(parts)]],
-                              allow_other_workers=False)
-               for i, part in enumerate(parts)]
-    return dd.from_delayed(futures, meta=frame._meta, verify_meta=False)
+    lengths = data.partition_rows
+    n = sum(lengths)
+    n_blocks = max(1, min(len(workers), n))
+    bounds = [n * j // n_blocks for j in range(n_blocks + 1)]
+    starts = np.cumsum([0, *lengths])
+    parts = data.frame.to_delayed()
+    meta = data.frame._meta
+    futures = []
+    for j in range(n_blocks):
+        lo, hi = bounds[j], bounds[j + 1]
+        pieces = [dask.delayed(_slice)(part, max(lo, starts[i]) - starts[i],
+                                       min(hi, starts[i + 1]) - starts[i])
+                  for i, part in enumerate(parts)
+                  if max(lo, starts[i]) < min(hi, starts[i + 1])]
+        block = dask.delayed(_concat)(pieces, meta)
+        futures.append(client.compute(block, workers=[workers[j]],
+                                      allow_other_workers=False))
+    frame = dd.from_delayed(futures, meta=meta, verify_meta=False)
+    return TrainingFrame(frame, data.feature_names, data.categories, n,
+                         [hi - lo for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)],
+                         data.bounds, data.weighted, data.from_dataframe)
+
+
+def _slice(part, start: int, stop: int):
+    return part.iloc[start:stop]
+
+
+def _concat(pieces, meta):
+    if not pieces:
+        return meta.copy()
+    return pd.concat(pieces, ignore_index=True)

@@ -153,23 +153,22 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
         family = _families.get(self.family, links=self.links)
         seed = int_seed(self.random_state)
         eval_set, eval_weight = check_eval_set(eval_set, eval_sample_weight)
-        data = as_frame(client, X, y, sample_weight)
+        data = place(client, as_frame(client, X, y, sample_weight))
         if eval_set is not None:
             valid = as_frame(client, eval_set[0], eval_set[1], eval_weight, name="eval_set: ",
                              categories=data.categories, feature_names=data.feature_names)
             if valid.feature_names != data.feature_names:
                 raise ValueError(f"eval_set: X has columns {valid.feature_names}, X of fit "
                                  f"{data.feature_names}.")
-            train, mode = data, "eval_set"
+            train, valid, mode = data, place(client, valid), "eval_set"
         elif self.early_stopping in ("auto", "holdout", True):
             train_f, valid_f = holdout_split(data, self.validation_fraction, seed)
             train, valid = _sub(data, train_f), _sub(data, valid_f)
+            train.frame, valid.frame = client.persist([train.frame, valid.frame])
             mode = "holdout"
         else:
             train, valid, mode = data, None, "none"
-        train.frame = place(client, train.frame)
         if valid is not None:
-            valid.frame = place(client, valid.frame)
             target_pass(client, valid, family, check_target, seed, 0, name="y of eval_set")
 
         total, y_sample, w_sample = target_pass(client, train, family, check_target, seed)
