@@ -67,10 +67,10 @@ def dask_frames(npartitions, *frames):
     return [dd.from_pandas(f, npartitions=npartitions, sort=False) for f in frames]
 
 
-def part_uci(client, quick: bool) -> pd.DataFrame:
+def part_uci(client, quick: bool, splits=(0,)) -> pd.DataFrame:
     rows = []
-    for name in ("kin8nm", "power-plant"):
-        X, y, train, test = load_uci(DATA / name, split=0)
+    for name, split in ((n, s) for n in ("kin8nm", "power-plant") for s in splits):
+        X, y, train, test = load_uci(DATA / name, split=split)
         rng = np.random.default_rng(0)
         order = rng.permutation(train)
         n_val = len(order) // 5
@@ -83,6 +83,8 @@ def part_uci(client, quick: bool) -> pd.DataFrame:
         t = time.perf_counter()
         local = db.DistributionalRegressor(**kw).fit(Xf, yf, eval_set=[(Xv, yv)])
         t_local = time.perf_counter() - t
+        local_xgb = db.DistributionalRegressor(backend="xgboost", **kw).fit(
+            Xf, yf, eval_set=[(Xv, yv)])
         Xd, yd, Xvd, yvd = dask_frames(4, Xf, yf, Xv, yv)
         t = time.perf_counter()
         model = db.dask.DaskDistributionalRegressor(client=client, **kw).fit(
@@ -90,8 +92,11 @@ def part_uci(client, quick: bool) -> pd.DataFrame:
         t_dask = time.perf_counter() - t
         nll_local = -local.score(Xt, y[test])
         nll_dask = -model.to_local().score(Xt, y[test])
-        rows.append({"data": name, "rows": len(fit), "in-process NLL": nll_local,
+        nll_xgb = -local_xgb.score(Xt, y[test])
+        rows.append({"data": name, "split": split, "rows": len(fit),
+                     "in-process NLL": nll_local, "in-process XGBoost-trees NLL": nll_xgb,
                      "Dask NLL": nll_dask, "difference": nll_dask - nll_local,
+                     "difference to XGBoost trees": nll_dask - nll_xgb,
                      "in-process s": t_local, "Dask s": t_dask,
                      "rounds (in-process / Dask)":
                          f"{local.best_iteration_} / {model.best_iteration_}"})
@@ -246,6 +251,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--parts", default="uci,families,scaling,ooc")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--uci-splits", type=int, default=1,
+                        help="UCI splits 0..N-1 (the issue's target is on split 0)")
     parser.add_argument("--families", default=None,
                         help="only the families whose names start with this prefix")
     args = parser.parse_args(argv)
@@ -257,7 +264,7 @@ def main(argv=None):
         try:
             if "uci" in parts:
                 print("\n## UCI, split 0: held-out NLL, Dask (2 workers) vs in-process\n")
-                print(markdown(part_uci(client, args.quick)))
+                print(markdown(part_uci(client, args.quick, range(args.uci_splits))))
             if "families" in parts:
                 print("\n## Every family, simulated: held-out NLL, Dask vs in-process\n")
                 table = part_families(client, args.quick, args.families)
