@@ -30,7 +30,7 @@ from ._special import (
 )
 
 __all__ = ["normal", "lognormal", "gamma", "laplace", "logistic", "studentt", "exponential",
-           "gumbel", "beta", "poisson", "negative_binomial"]
+           "gumbel", "beta", "poisson", "negative_binomial", "half_normal"]
 
 _INV_SQRT_PI = 1.0 / math.sqrt(math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -166,3 +166,19 @@ def negative_binomial(y, total_count, probs):
                        torch.zeros_like(p))
     hyp = hyp2f1_half_two(n + 1.0, -4.0 * (1.0 - p) / p**2)
     return y * (2.0 * cdf - 1.0) - n * (1.0 - p) / p**2 * (p * (2.0 * cdf1 - 1.0) + hyp)
+
+
+def half_normal(y, scale):
+    """``y (2 F(y) - 1) + 4 s phi(y / s) - 2 s / sqrt(pi)`` with ``F(y) = 2 Phi(y / s) - 1``
+    for ``y >= 0``: ``E|X - y| - E|X - X'| / 2`` with ``E[X 1{X < y}] = 2 s (phi(0) -
+    phi(y / s))`` and ``E|X - X'| = 4 s (sqrt 2 - 1) phi(0)`` (the polar form of two
+    independent half-normal draws); the truncated-normal CRPS of Gneiting & Thorarinsdottir
+    (2010) at location 0 and truncation 0.  For ``y < 0``: ``|y| + E[X] - E|X - X'| / 2``."""
+    y, s = _t(y, scale)
+    yc = y.clamp_min(0.0)
+    z = yc / s
+    cdf = 2.0 * _ndtr(z) - 1.0
+    pdf = torch.exp(-0.5 * z * z) * _INV_SQRT_2PI
+    inside = yc * (2.0 * cdf - 1.0) + 4.0 * s * pdf - 2.0 * s * _INV_SQRT_PI
+    below = -y + s * (2.0 * math.sqrt(2.0) - 2.0) * _INV_SQRT_PI
+    return torch.where(y >= 0, inside, below)

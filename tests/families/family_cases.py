@@ -75,6 +75,18 @@ CASES: dict[str, Case] = {
     "negative_binomial": Case(({"total_count": 4.0, "probs": 0.6},
                                {"total_count": 0.8, "probs": 0.2}),
                               lambda p: st.nbinom(n=p["total_count"], p=1.0 - p["probs"])),
+    "cauchy": Case(({"loc": 1.5, "scale": 2.0}, {"loc": -40.0, "scale": 0.02}),
+                   lambda p: st.cauchy(p["loc"], p["scale"])),
+    "half_normal": Case(({"scale": 1.7}, {"scale": 1e-3}),
+                        lambda p: st.halfnorm(scale=p["scale"])),
+    # scipy's invgauss mu is the mean over the shape.
+    "inverse_gaussian": Case(({"loc": 2.0, "concentration": 3.0},
+                              {"loc": 0.05, "concentration": 40.0}),
+                             lambda p: st.invgauss(p["loc"] / p["concentration"],
+                                                   scale=p["concentration"])),
+    "loglogistic": Case(({"scale": 2.0, "concentration": 9.0},
+                         {"scale": 0.01, "concentration": 15.0}),
+                        lambda p: st.fisk(p["concentration"], scale=p["scale"])),
     "bernoulli": Case(({"logits": 0.4}, {"logits": -3.0}),
                       lambda p: st.bernoulli(1.0 / (1.0 + np.exp(-p["logits"])))),
     # Normalised logits (log-probabilities): the MLE, log class frequencies, recovers them.

@@ -24,7 +24,7 @@ OTHERS = [f for f in FAMILIES if not _family(f).closed_form_crps]
 
 def test_the_closed_form_families():
     assert set(CLOSED) == {"normal", "lognormal", "gamma", "laplace", "logistic", "studentt",
-                           "exponential", "gumbel", "beta", "poisson", "negative_binomial"}
+                           "exponential", "gumbel", "beta", "poisson", "negative_binomial", "half_normal"}
 
 
 @pytest.mark.parametrize("name", CLOSED)
