@@ -42,8 +42,10 @@ COLLAPSE_SHARE = 0.05
 ATOM_SHARE = 0.10
 
 _KIND_NOTE = {
-    "kinds": ("Ranked by crps_mean: densities and probability mass functions are on different "
-              "NLL scales (a density is not a probability), CRPS is proper for both."),
+    "kinds": ("Ranked by crps_mean: densities, probability mass functions and mixed "
+              "likelihoods (a probability at a point mass, a density elsewhere: zero-adjusted "
+              "families) are on different NLL scales (a density is not a probability), CRPS "
+              "is proper for all of them."),
     "atom": ("Ranked by crps_mean: {share:.0%} of rows equal {value:g}, a point mass at which a "
              "density's likelihood is unbounded, so NLLs are not comparable; CRPS is proper "
              "and bounded."),
@@ -62,13 +64,15 @@ def family_kind(family) -> str:
     str
         ``"mass"`` for a discrete family (its likelihood is a probability),
         ``"mixed"`` for a censored family (a density for exact rows, a probability for
-        censored ones), ``"density"`` otherwise.  Only families of one kind have
+        censored ones) and for a family with a point mass (``Family.point_mass``: the
+        zero-adjusted families, a probability at zero and a density above),
+        ``"density"`` otherwise.  Only families of one kind have
         comparable negative log-likelihoods.
     """
     from .families.censored import Censored
 
     family = _families.get(family)
-    if isinstance(family, Censored):
+    if isinstance(family, Censored) or family.point_mass is not None:
         return "mixed"
     if family.discrete or family.support.integer:
         return "mass"
@@ -309,7 +313,8 @@ class _Diagnostics:
             self.df_low += int(np.sum(params["df"] <= 1.0))
         with np.errstate(all="ignore"):
             self.bad_mean += int(np.sum(~np.isfinite(dist.mean)))
-            if not family.discrete and self.spread > 0:
+            # A point mass (zero-adjusted) legitimately puts both quartiles on the atom.
+            if not family.discrete and family.point_mass is None and self.spread > 0:
                 q = dist.quantile([0.25, 0.75])
                 narrow = ~(q[:, 1] - q[:, 0] >= COLLAPSE_RATIO * self.spread)
                 self.collapsed += int(narrow.sum())

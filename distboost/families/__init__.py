@@ -13,6 +13,8 @@ from . import (  # noqa: F401  (registers them)
     continuous,
     discrete,
     positive,
+    zero_adjusted,
+    zero_inflated,
 )
 from .base import Family
 from .censored import Censored

@@ -139,8 +139,8 @@ class InverseGaussian(Distribution):
     def variance(self):
         return self.loc**3 / self.concentration
 
-    def sample(self, sample_shape=torch.Size()):
-        shape = self._extended_shape(sample_shape)
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(torch.Size(sample_shape))
         with torch.no_grad():
             m = self.loc.expand(shape)
             lam = self.concentration.expand(shape)

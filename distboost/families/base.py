@@ -78,6 +78,9 @@ class Family:
         ``scoring_rule="crps"`` needs it); otherwise the CRPS is numerical.
     classification : bool
         ``y`` is a class index (``bernoulli``, ``categorical``).
+    point_mass : float or None
+        A value of a continuous family's ``y`` with positive probability (the zero of the
+        zero-adjusted families).
     """
 
     name: str = ""
@@ -106,6 +109,10 @@ class Family:
     dispersion_param: str | None = None
     #: The step rule used by ``step="auto"`` (see :mod:`distboost.boosting.derivatives`).
     default_step: str = "natural"
+    #: A value of ``y`` with positive probability in a family that is not ``discrete`` (0 for
+    #: the zero-adjusted families), or None: its likelihood mixes a probability and a density
+    #: (``distboost.selection.family_kind`` is ``"mixed"``).
+    point_mass: float | None = None
 
     def __init__(self, links: Mapping[str, str | Link] | None = None):
         resolved: dict[str, Link] = {}

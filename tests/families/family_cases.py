@@ -43,6 +43,58 @@ class Case:
     make: Callable[[], object] | None = field(default=None)
 
 
+class ZeroAdjusted:
+    """``gate * delta_0 + (1 - gate) * law`` with scipy's frozen-law methods (``logpdf`` is the
+    log-probability at 0 and the log-density times ``1 - gate`` above), written from the
+    scipy law alone as the reference of the zero-adjusted families."""
+
+    def __init__(self, gate: float, law):
+        self.gate, self.law = gate, law
+
+    def logpdf(self, y):
+        y = np.asarray(y, dtype=np.float64)
+        with np.errstate(divide="ignore"):
+            pos = np.log1p(-self.gate) + self.law.logpdf(np.where(y > 0, y, 1.0))
+        return np.where(y == 0, np.log(self.gate), pos)
+
+    def cdf(self, y):
+        y = np.asarray(y, dtype=np.float64)
+        return np.where(y < 0, 0.0, self.gate + (1 - self.gate) * self.law.cdf(y))
+
+    def ppf(self, q):
+        q = np.asarray(q, dtype=np.float64)
+        inner = np.clip((q - self.gate) / (1 - self.gate), 0.0, 1.0)
+        return np.where(q <= self.gate, 0.0, self.law.ppf(inner))
+
+    def mean(self):
+        return (1 - self.gate) * self.law.mean()
+
+    def var(self):
+        m = self.law.mean()
+        return (1 - self.gate) * (self.law.var() + self.gate * m * m)
+
+    def std(self):
+        return float(np.sqrt(self.var()))
+
+    def rvs(self, size, random_state):
+        rng = np.random.default_rng(random_state)
+        x = self.law.rvs(size=size, random_state=rng)
+        return np.where(rng.uniform(size=size) < self.gate, 0.0, x)
+
+
+def _zinb(p):
+    from statsmodels.distributions.discrete import zinegbin
+
+    r, probs = p["total_count"], p["probs"]
+    return zinegbin(r * probs / (1 - probs), 1.0 / r, 2, p["gate"])
+
+
+def _zip(p):
+    from statsmodels.distributions.discrete import zipoisson
+
+    return zipoisson(p["rate"], p["gate"])
+
+
 def _softmax(p):
     logits = np.array([p[f"logits_{k}"] for k in range(len(p))])
     return np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()
@@ -87,6 +139,19 @@ CASES: dict[str, Case] = {
     "loglogistic": Case(({"scale": 2.0, "concentration": 9.0},
                          {"scale": 0.01, "concentration": 15.0}),
                         lambda p: st.fisk(p["concentration"], scale=p["scale"])),
+    # statsmodels' ppf gives -1 at a level equal to the gate: gates avoid the levels tested.
+    "zero_inflated_poisson": Case(({"rate": 3.5, "gate": 0.3}, {"rate": 40.0, "gate": 0.85}),
+                                  _zip),
+    "zero_inflated_negative_binomial": Case(
+        ({"total_count": 4.0, "probs": 0.6, "gate": 0.25},
+         {"total_count": 0.8, "probs": 0.8, "gate": 0.45}), _zinb),
+    "zero_adjusted_gamma": Case(
+        ({"concentration": 2.5, "rate": 1.5, "gate": 0.3},
+         {"concentration": 0.6, "rate": 20.0, "gate": 0.8}),
+        lambda p: ZeroAdjusted(p["gate"], st.gamma(a=p["concentration"], scale=1 / p["rate"]))),
+    "zero_adjusted_lognormal": Case(
+        ({"loc": 0.3, "scale": 0.5, "gate": 0.4}, {"loc": -2.0, "scale": 1.5, "gate": 0.05}),
+        lambda p: ZeroAdjusted(p["gate"], st.lognorm(s=p["scale"], scale=np.exp(p["loc"])))),
     "bernoulli": Case(({"logits": 0.4}, {"logits": -3.0}),
                       lambda p: st.bernoulli(1.0 / (1.0 + np.exp(-p["logits"])))),
     # Normalised logits (log-probabilities): the MLE, log class frequencies, recovers them.
