@@ -13,6 +13,7 @@ from . import (  # noqa: F401  (registers them)
     continuous,
     discrete,
     positive,
+    tweedie,
     zero_adjusted,
     zero_inflated,
 )

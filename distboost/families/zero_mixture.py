@@ -269,7 +269,7 @@ class ZeroMixture(Family):
         return numerical_mle(self, y, w, self.start_values(y, w))
 
     def start_values(self, y, w):
-        """Zero-inflated: 20 EM iterations (weights ``1 - z`` on zeros, ``z`` the posterior
+        """Zero-inflated: up to 20 EM iterations (3 for a base fitted numerically; weights ``1 - z`` on zeros, ``z`` the posterior
         probability of a structural zero), the base refitted by its own weighted MLE."""
         zero = y == 0
         theta = self.base.init(y, w)
@@ -280,7 +280,9 @@ class ZeroMixture(Family):
                     "gate": float(np.clip(np.sum(w[~pos]), GATE_FLOOR, 1.0 - GATE_FLOOR))}
         if not zero.any():
             return {**theta, "gate": GATE_FLOOR}
-        for _ in range(20):
+        # A base without a closed-form MLE (negative binomial) refits numerically each step:
+        # a few steps, then the numerical MLE of the full likelihood finishes.
+        for _ in range(20 if self.base.closed_form_mle else 3):
             t = {p: torch.tensor([v], dtype=torch.float64) for p, v in theta.items()}
             q0 = float(torch.exp(self.base.log_prob(t, torch.zeros(1, dtype=torch.float64))))
             z = gate / (gate + (1.0 - gate) * q0)

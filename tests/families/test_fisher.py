@@ -40,7 +40,12 @@ def _expected_negative_hessian(family, raw, m, seed):
     return torch.stack(rows).unsqueeze(0).detach()
 
 
-@pytest.mark.parametrize("name", FAMILIES)
+def _slow_without_closed_form(name):
+    """Families without a closed form compare two Monte Carlo estimates: slow for tweedie."""
+    return pytest.param(name, marks=pytest.mark.slow) if name == "tweedie" else name
+
+
+@pytest.mark.parametrize("name", [_slow_without_closed_form(f) for f in FAMILIES])
 def test_fisher_information_matches_monte_carlo(name):
     from distboost.families._fisher import fisher_monte_carlo
 

@@ -22,7 +22,13 @@ def _cases(name):
     return case(name).params
 
 
-@pytest.mark.parametrize("name, i", PAIRS, ids=PAIR_IDS)
+#: The Tweedie likelihood is a series per row: its 20,000-row fits run in the slow tier.
+SLOW_MLE = {"tweedie"}
+
+
+@pytest.mark.parametrize("name, i", [pytest.param(f, i, marks=pytest.mark.slow)
+                                     if f in SLOW_MLE else (f, i) for f, i in PAIRS],
+                         ids=PAIR_IDS)
 def test_mle_init_recovers_parameters_like_scipy(name, i):
     family, p = _family(name), _cases(name)[i]
     y = np.asarray(_draws(name, p, 20_000, seed=10 + i), dtype=np.float64)
