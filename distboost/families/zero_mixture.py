@@ -269,8 +269,9 @@ class ZeroMixture(Family):
         return numerical_mle(self, y, w, self.start_values(y, w))
 
     def start_values(self, y, w):
-        """Zero-inflated: up to 20 EM iterations (3 for a base fitted numerically; weights ``1 - z`` on zeros, ``z`` the posterior
-        probability of a structural zero), the base refitted by its own weighted MLE."""
+        """Zero-inflated: up to 20 EM iterations (3 for a base fitted numerically), the base
+        refitted by its own weighted MLE with weights ``1 - z`` on zeros (``z`` the posterior
+        probability of a structural zero)."""
         zero = y == 0
         theta = self.base.init(y, w)
         gate = float(np.clip(0.5 * np.sum(w[zero]), GATE_FLOOR, 1.0 - GATE_FLOOR))
