@@ -28,6 +28,9 @@ FAMILIES.update({
     "truncated-studentt-high-links": lambda: Truncated(
         db.families.get("studentt", links={"df": "softplus"}), high=1.0 / 3.0),
     "truncated-logistic-tiny-low": lambda: Truncated("logistic", low=-1e-300),
+    "mixture-normal-2": lambda: db.families.Mixture("normal", n_components=2),
+    "mixture-gamma-3-links": lambda: db.families.Mixture("gamma", n_components=3,
+                                                         links={"rate": "softplus"}),
 })
 
 
