@@ -12,6 +12,7 @@ from . import (  # noqa: F401  (registers them)
     censored,
     continuous,
     discrete,
+    ordinal,
     positive,
     tweedie,
     zero_adjusted,

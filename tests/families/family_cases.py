@@ -22,6 +22,7 @@ import torch
 
 import distboost as db
 from distboost.families.categorical import Categorical
+from distboost.families.ordinal import OrdinalLogit
 
 
 @dataclass(frozen=True)
@@ -148,6 +149,12 @@ def _zip(p):
     return zipoisson(p["rate"], p["gate"])
 
 
+def _ordinal_law(p):
+    cut = np.array([p[f"cutpoints_{j}"] for j in range(len(p) - 1)]) - p["loc"]
+    cum = np.r_[0.0, 1.0 / (1.0 + np.exp(-cut)), 1.0]
+    return st.rv_discrete(values=(np.arange(cum.size - 1), np.diff(cum)))
+
+
 def _softmax(p):
     logits = np.array([p[f"logits_{k}"] for k in range(len(p))])
     return np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()
@@ -208,6 +215,11 @@ CASES: dict[str, Case] = {
     "tweedie": Case(({"mean": 2.0, "dispersion": 1.5, "power": 1.4},
                      {"mean": 0.3, "dispersion": 0.4, "power": 1.8}),
                     lambda p: TweedieLaw(p["mean"], p["dispersion"], p["power"])),
+    # loc at 0 in both sets: only cutpoints - loc is identified, and the MLE puts loc at 0.
+    "ordinal_logit": Case(
+        ({"cutpoints_0": -1.0, "cutpoints_1": 0.3, "cutpoints_2": 1.8, "loc": 0.0},
+         {"cutpoints_0": -4.0, "cutpoints_1": 3.0, "cutpoints_2": 3.5, "loc": 0.0}),
+        _ordinal_law, make=lambda: OrdinalLogit(n_classes=4)),
     "bernoulli": Case(({"logits": 0.4}, {"logits": -3.0}),
                       lambda p: st.bernoulli(1.0 / (1.0 + np.exp(-p["logits"])))),
     # Normalised logits (log-probabilities): the MLE, log class frequencies, recovers them.
