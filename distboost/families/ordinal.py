@@ -67,6 +67,12 @@ class OrdinalLogit(Family):
     torch_class = D.Categorical
     discrete = True
     closed_form_mle = True
+    #: ``step="auto"``: the diagonal Fisher step, as for ``categorical``.  The natural step
+    #: inverts an information matrix that is singular along the equal shift of
+    #: ``cutpoints_0`` and ``loc``; on wine-quality-red its held-out log-likelihood was
+    #: 0.1 to 0.17 nats per row worse (splits 0-2: -0.97, -1.01, -1.16 against -0.80,
+    #: -0.87, -1.06 for "fisher").
+    default_step = "fisher"
 
     def __init__(self, n_classes: int | None = None, categories=None,
                  links: Mapping[str, str | Link] | None = None):

@@ -37,11 +37,14 @@ from torch.distributions import Distribution, constraints
 from ..links import RAW_BOUND
 from .base import Family, _normalise_weights, as_float64_tensor
 
-__all__ = ["ZeroMixture", "ZeroMixtureDistribution", "zero_mixture_crps", "GATE_FLOOR"]
+__all__ = ["ZeroMixture", "ZeroMixtureDistribution", "zero_mixture_crps", "GATE_FLOOR",
+           "INFLATED_GATE_FLOOR"]
 
 #: The start value of ``gate`` is kept inside ``[GATE_FLOOR, 1 - GATE_FLOOR]`` (no zeros, or
 #: only zeros, would put its logit at infinity).
 GATE_FLOOR = 1e-6
+#: Lower bound of ``gate`` while boosting a zero-inflated family (:meth:`ZeroMixture.param_floors`).
+INFLATED_GATE_FLOOR = 1e-2
 
 
 class ZeroMixtureDistribution(Distribution):
@@ -240,9 +243,19 @@ class ZeroMixture(Family):
 
     # ------------------------------------------------------------------ start values
     def param_floors(self, y):
+        """The base's floors (from the positive rows) and, for a zero-inflated family, ``gate
+        >= INFLATED_GATE_FLOOR``: as ``gate -> 0`` its information on the logit scale
+        vanishes like ``gate^2`` while its gradient vanishes like ``gate``, so a Fisher or
+        Newton step on its logit grows like ``1 / gate`` (a leaf's step overshot to gate
+        near 1 on data without inflation: the held-out NLL rose from the first round on).
+        The floor costs at most ``-log(0.99) = 0.01`` nats per row when there is no
+        inflation."""
         y = np.asarray(y, dtype=np.float64)
         pos = y[np.isfinite(y) & (y > 0)]
-        return self.base.param_floors(pos if pos.size else y)
+        floors = dict(self.base.param_floors(pos if pos.size else y))
+        if self.inflated:
+            floors["gate"] = INFLATED_GATE_FLOOR
+        return floors
 
     def _positive_rows(self, y, w):
         pos = y > 0

@@ -18,13 +18,13 @@ SECOND_WAVE = ["cauchy", "half_normal", "inverse_gaussian", "loglogistic", "zero
                "zero_adjusted_lognormal", "tweedie", "ordinal_logit"]
 
 
-def _data(name: str, n: int = 200, seed: int = 0):
+def _data(name: str, n: int = 200, seed: int = 0, strength: float = 0.3):
     fam = _family(name)
     p = case(name).params[0]
     rng = np.random.default_rng(seed)
     x = rng.uniform(-1.0, 1.0, size=n)
     raw = np.tile(fam.raw_from_params(p), (n, 1))
-    raw[:, 0] += 0.3 * x  # the first parameter moves with x
+    raw[:, 0] += strength * x  # the first parameter moves with x
     params = fam.params_from_raw(torch.as_tensor(raw))
     y = fam.sample(params, 1, seed=seed)[0].numpy()
     return pd.DataFrame({"x": x}), y
@@ -58,8 +58,8 @@ def test_fit_predict_quantile_crps_save_load(name, tmp_path):
 def test_boosted_fit_beats_the_marginal_fit(name):
     """As tests/test_estimators.py does for the first families: 3000 rows whose first
     parameter moves with x; held-out NLL below the marginal (start-value) model's."""
-    X, y = _data(name, n=3000, seed=1)
-    X_te, y_te = _data(name, n=3000, seed=2)
+    X, y = _data(name, n=3000, seed=1, strength=1.5)
+    X_te, y_te = _data(name, n=3000, seed=2, strength=1.5)
     model = db.DistributionalRegressor(family=name, n_estimators=150, learning_rate=0.1,
                                        num_leaves=7, random_state=0).fit(X, y)
     boosted = -model.score(X_te, y_te)
