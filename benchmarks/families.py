@@ -184,14 +184,18 @@ def counts(reps: int, n: int) -> pd.DataFrame:
             rng = np.random.default_rng(300 + r)
             X, y = _counts(n, rng, inflated)
             X_te, y_te = _counts(n, rng, inflated)
+            per_row = {}
             for name in ("negative_binomial", "zero_inflated_negative_binomial"):
                 m, sec = _fit(name, X, y, r)
+                per_row[name] = m.predict_dist(X_te).log_prob(y_te)
                 rows.append({"experiment": "counts inflated" if inflated else "counts plain",
                              "rep": r, "family": name,
-                             "loglik": float(np.mean(m.predict_dist(X_te).log_prob(y_te))),
-                             "seconds": sec})
+                             "loglik": float(np.mean(per_row[name])), "seconds": sec})
                 print(f"counts rep {r} inflated={inflated}: {name} {rows[-1]['loglik']:.4f}",
                       flush=True)
+            # Standard error of the paired per-row difference on this test set.
+            d = per_row["zero_inflated_negative_binomial"] - per_row["negative_binomial"]
+            rows[-1]["diff_se"] = float(np.std(d) / np.sqrt(d.size))
     return pd.DataFrame(rows)
 
 
@@ -240,6 +244,10 @@ def markdown(df: pd.DataFrame, args) -> str:
             out.append(f"| {fam} | {_ms(piv[fam])} | "
                        f"{'-' if fam == 'zero_adjusted_gamma' else f'{100 * rel.mean():.1f} %'}"
                        f" | {mae} | {cal} |")
+        inf = [c for c in piv.columns if not np.isfinite(piv[c]).all()]
+        if inf:
+            out += ["", f"Infinite CRPS: {', '.join(inf)} (a fit with `df <= 1` on some rows, "
+                    "a law without a mean; `compare_families` flags it as degenerate)."]
         cont = [c for c in piv.columns if not c.startswith("zero_adjusted") and c != "tweedie"]
         margin = min((1 - best_za / piv[c]).min() for c in cont)
         out += ["", f"Smallest margin of the better zero-adjusted family over any continuous "
@@ -273,13 +281,15 @@ def markdown(df: pd.DataFrame, args) -> str:
         out += [f"**Counts with and without excess zeros** ({ct.rep.nunique()} data sets of "
                 f"{args.n} rows): test log-likelihood per row; target: ZINB never worse than "
                 "NB by more than noise, clearly better with inflation.", "",
-                "| data | negative_binomial | zero_inflated_negative_binomial | ZINB minus NB |",
-                "|---|---|---|---|"]
+                "| data | negative_binomial | zero_inflated_negative_binomial | ZINB minus NB | "
+                "its paired standard error (mean over data sets) |", "|---|---|---|---|---|"]
         for exp in ("counts plain", "counts inflated"):
             piv = ct[ct.experiment == exp].pivot(index="rep", columns="family", values="loglik")
             diff = piv["zero_inflated_negative_binomial"] - piv["negative_binomial"]
+            se = ct[(ct.experiment == exp) & ct["diff_se"].notna()]["diff_se"].mean()
             out.append(f"| {exp.split()[1]} | {_ms(piv['negative_binomial'])} | "
-                       f"{_ms(piv['zero_inflated_negative_binomial'])} | {_ms(diff)} |")
+                       f"{_ms(piv['zero_inflated_negative_binomial'])} | {_ms(diff)} | "
+                       f"{se:.3f} |")
         out.append("")
     return "\n".join(out + [END]) + "\n"
 

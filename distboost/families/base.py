@@ -28,7 +28,7 @@ from ..links import Link, get_link, link_for_constraint
 from ._inversion import invert_cdf
 from .support import REAL, Support
 
-__all__ = ["Family", "as_float64_tensor"]
+__all__ = ["Family", "as_float64_tensor", "refuse_all_zero"]
 
 Params = Mapping[str, torch.Tensor]
 
@@ -498,6 +498,15 @@ class Family:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(seed))
             return self.distribution(params).sample((m,)).to(torch.float64)
+
+
+def refuse_all_zero(family: Family, y: np.ndarray, why: str) -> np.ndarray:
+    """``y`` unchanged, or a ValueError when every row is zero (``why``: what cannot be
+    fitted then), naming the family and the number of rows."""
+    if y.size and not np.any(y):
+        raise ValueError(f"Family {family.name!r} cannot fit a target whose {y.size} rows are "
+                         f"all zero: {why}.")
+    return y
 
 
 def _normalise_weights(sample_weight, n: int) -> np.ndarray:

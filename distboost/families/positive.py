@@ -20,7 +20,7 @@ from ._special import gammainc_ad, gammaincc_ad
 from ._stats import scipy_elementwise, weighted_mean_var, weighted_quantile
 from ._torch_extra import InverseGaussian as _IG
 from ._torch_extra import LogLogistic as _LL
-from .base import Family
+from .base import Family, refuse_all_zero
 from .registry import register
 from .support import NONNEGATIVE, POSITIVE
 
@@ -212,14 +212,12 @@ class HalfNormal(Family):
     #: Closed-form weighted MLE ``sqrt(sum w y^2)`` (an all-zero target is rejected).
     closed_form_mle = True
 
+    def validate_y(self, y) -> np.ndarray:
+        """The support check, and a target with at least one positive row."""
+        return refuse_all_zero(self, super().validate_y(y), "its scale would be 0")
+
     def start_values(self, y, w):
-        second = float(np.sum(w * y * y))
-        if second <= 0:
-            raise ValueError(
-                "Family 'half_normal' cannot fit a target whose rows are all zero (its scale "
-                "would be 0)."
-            )
-        return {"scale": math.sqrt(second)}
+        return {"scale": math.sqrt(float(np.sum(w * y * y)))}
 
     def fisher_natural(self, params):
         """``2 / scale^2`` (as the scale of a centred normal)."""

@@ -33,7 +33,7 @@ import torch.distributions as D
 from torch.distributions import constraints
 
 from ._inversion import invert_cdf
-from .base import Family, as_float64_tensor
+from .base import Family, as_float64_tensor, refuse_all_zero
 from .registry import register
 from .support import NONNEGATIVE, POSITIVE
 
@@ -199,12 +199,6 @@ class Tweedie(Family):
         phi = var / mean**p if var > 0 else 1.0
         return {"mean": mean, "dispersion": phi, "power": p}
 
-    def init(self, y, sample_weight=None):
-        """Numerical weighted MLE, with a clear error for an all-zero target."""
-        y_arr = np.asarray(y, dtype=np.float64)
-        if y_arr.size and np.all(y_arr == 0):
-            raise ValueError(
-                f"Family 'tweedie' cannot fit a target whose {y_arr.size} rows are all zero: "
-                "its mean would be 0."
-            )
-        return super().init(y, sample_weight)
+    def validate_y(self, y) -> np.ndarray:
+        """The support check, and a target with at least one positive row."""
+        return refuse_all_zero(self, super().validate_y(y), "its mean would be 0")

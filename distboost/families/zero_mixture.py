@@ -35,7 +35,7 @@ import torch.nn.functional as F
 from torch.distributions import Distribution, constraints
 
 from ..links import RAW_BOUND
-from .base import Family, _normalise_weights, as_float64_tensor
+from .base import Family, _normalise_weights, as_float64_tensor, refuse_all_zero
 
 __all__ = ["ZeroMixture", "ZeroMixtureDistribution", "zero_mixture_crps", "GATE_FLOOR",
            "INFLATED_GATE_FLOOR"]
@@ -257,14 +257,13 @@ class ZeroMixture(Family):
             floors["gate"] = INFLATED_GATE_FLOOR
         return floors
 
+    def validate_y(self, y) -> np.ndarray:
+        """The base's support check, and a target with at least one positive row."""
+        return refuse_all_zero(self, super().validate_y(y),
+                               "the law of the positive values is not identified")
+
     def _positive_rows(self, y, w):
-        pos = y > 0
-        if not pos.any():
-            raise ValueError(
-                f"Family {self.name!r} cannot fit a target whose {y.size} rows are all zero: "
-                "the law of the positive values is not identified."
-            )
-        return pos
+        return refuse_all_zero(self, y, "the law of the positive values is not identified") > 0
 
     def init(self, y, sample_weight=None) -> dict[str, float]:
         """Weighted MLE.  Zero-adjusted: closed form in the gate (the weighted share of zeros)
