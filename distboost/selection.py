@@ -5,8 +5,10 @@ Families are compared like with like:
 * The default candidates are the families whose support holds ``y``; classification
   families (``bernoulli``, ``categorical``) are never default candidates for a regression.
 * A density and a probability mass function are not on one negative log-likelihood scale (a
-  density is not a probability and can exceed one), and a density's likelihood is unbounded
-  at a point mass of ``y`` (many exact ties, e.g. zeros).  In either case the families are
+  density is not a probability and can exceed one), nor is a "mixed" likelihood (a
+  probability at a point mass and a density elsewhere: zero-adjusted families, tweedie,
+  censored families), and a density's likelihood is unbounded at a point mass of ``y``
+  (many exact ties, e.g. zeros).  In either case the families are
   ranked by CRPS, a proper score on one scale for every kind of distribution (Gneiting &
   Raftery 2007, section 4.2); otherwise by the first metric (the NLL by default).
 * A degenerate fit (a dispersion parameter at its floor, a predictive distribution collapsed
@@ -152,7 +154,8 @@ def compare_families(X, y, families=None, cv=5, metrics=("nll", "crps", "coverag
     -------
     DataFrame
         One row per family: ``family``; ``kind`` (``density``, ``mass`` for a count family,
-        ``mixed`` for a censored one: see :func:`family_kind`); ``<metric>_mean`` and
+        ``mixed`` for a censored one or one with a point mass, e.g. ``zero_adjusted_gamma``
+        or ``tweedie``: see :func:`family_kind`); ``<metric>_mean`` and
         ``<metric>_std`` over folds; ``fit_seconds``; ``degenerate`` (why the fit is
         degenerate, else ``""``: a floored parameter such as ``scale`` at its floor on 5 %
         (``FLOOR_SHARE``) of the held-out rows or more, a predictive 50 % interval narrower
