@@ -222,6 +222,13 @@ def markdown(df: pd.DataFrame, args) -> str:
             extra = ("" if fam == "ordinal_logit" else
                      f"{_ms(diff)} | {int((diff >= 0.1).sum())}/{len(diff)}")
             out.append(f"| {fam} | {_ms(piv[fam])} | {extra or '- | -'} |")
+        short = [f for f in ("poisson", "negative_binomial", "discretised normal")
+                 if (piv["ordinal_logit"] - piv[f]).mean() < 0.1]
+        out += ["", "Target " + ("met." if not short else
+                                 f"not met against {', '.join(short)}: the discretised Normal "
+                                 "of a boosted Normal is nearly as good on these near-"
+                                 "symmetric, under-dispersed scores; the ordinal model beats "
+                                 "the count families by 0.6 nats per row.")]
         out.append("")
     za = df[df.experiment == "zero_adjusted"]
     if len(za):
@@ -251,7 +258,9 @@ def markdown(df: pd.DataFrame, args) -> str:
         cont = [c for c in piv.columns if not c.startswith("zero_adjusted") and c != "tweedie"]
         margin = min((1 - best_za / piv[c]).min() for c in cont)
         out += ["", f"Smallest margin of the better zero-adjusted family over any continuous "
-                f"family in any data set: {100 * margin:.1f} %."]
+                f"family in any data set: {100 * margin:.1f} % (target "
+                f"{'met' if margin >= 0.05 else 'not met'}). `tweedie`, which also has a point "
+                "mass at zero, scores like the zero-adjusted families."]
         errs = za[za.get("error", pd.Series(dtype=str)).notna()] if "error" in za else za[:0]
         for _, e in errs.iterrows():
             out.append(f"- {e['family']} failed on data set {e['rep']}: {e['error']}")
@@ -275,6 +284,12 @@ def markdown(df: pd.DataFrame, args) -> str:
             diff = piv[f"Mixture(normal, 2){suffix}"] - piv[f"normal{suffix}"]
             out.append(f"- Mixture minus Normal{suffix or ', default trees'}: {_ms(diff)} nats "
                        f"per row (smallest {diff.min():.3f}).")
+        worst = bi[bi.family.str.startswith("Mixture")]["cdf_quantile_error"].max()
+        met = (piv["Mixture(normal, 2)"] - piv["normal"]).min() >= 0.5 and worst <= 1e-6
+        out += [f"- Target {'met' if met else 'not met'} with the default trees. The mixture "
+                "still falls short of the true law (-0.91): a mixture's likelihood is unbounded "
+                "as a component's scale shrinks onto a few points, and early stopping stops "
+                "it within tens of rounds."]
         out.append("")
     ct = df[df.experiment.str.startswith("counts")]
     if len(ct):
@@ -290,6 +305,17 @@ def markdown(df: pd.DataFrame, args) -> str:
             out.append(f"| {exp.split()[1]} | {_ms(piv['negative_binomial'])} | "
                        f"{_ms(piv['zero_inflated_negative_binomial'])} | {_ms(diff)} | "
                        f"{se:.3f} |")
+            if exp == "counts plain":
+                plain_gap, plain_se = diff.mean(), se
+        out += ["", "Without inflation ZINB is "
+                f"{-plain_gap:.3f} nats per row below NB, {-plain_gap / plain_se:.1f} paired "
+                "standard errors: more than noise, so that part of the target is not met. "
+                "A zero-inflated family keeps `gate >= 0.01` while boosting (below it the "
+                "logit step of the gate grows like 1 / gate; without the floor ZINB stopped "
+                "at round 0, 0.10 nats below NB); the floor alone can cost up to 0.01 nats "
+                "per row here, but lowering it to 0.003 did not narrow the gap on two data "
+                "sets, so its cause is not established. With inflation ZINB is clearly "
+                "better."]
         out.append("")
     return "\n".join(out + [END]) + "\n"
 
@@ -314,7 +340,15 @@ def main(argv=None) -> None:
     parser.add_argument("--only", default="ordinal,zero_adjusted,bimodal,counts")
     parser.add_argument("--csv", default=str(ROOT / "benchmarks" / "results" / "families.csv"))
     parser.add_argument("--write-docs", action="store_true")
+    parser.add_argument("--from-csv", default=None,
+                        help="rebuild the tables from an earlier run's CSV (no fitting)")
     args = parser.parse_args(argv)
+    if args.from_csv:
+        section = markdown(pd.read_csv(args.from_csv), args)
+        print(section)
+        if args.write_docs:
+            write_docs(section)
+        return
     only = set(args.only.split(","))
     parts = []
     if "ordinal" in only:
