@@ -369,10 +369,15 @@ class Cauchy(Family):
         return torch.log(torch.atan2(torch.ones_like(z), z)) - math.log(math.pi)
 
     def icdf(self, params, q):
-        """``loc - s / tan(pi q)`` (``tan(pi (q - 1/2)) = -1 / tan(pi q)``, exact near 0 and 1);
-        the support's ends at ``q`` in ``{0, 1}``."""
+        """``loc + s tan(pi (q - 1/2))`` in the middle half, ``loc - s / tan(pi q)`` (the same
+        value, without the rounding of ``q - 1/2``) in the tails; the support's ends at ``q``
+        in ``{0, 1}``."""
         q = as_float64_tensor(q)
-        x = params["loc"] - params["scale"] / torch.tan(math.pi * q)
+        middle = (q - 0.5).abs() < 0.25
+        z = torch.where(middle, torch.tan(math.pi * (q - 0.5)),
+                        -1.0 / torch.tan(math.pi * torch.where(middle, torch.full_like(q, 0.1),
+                                                                q)))
+        x = params["loc"] + params["scale"] * z
         x = torch.where(q <= 0, torch.full_like(x, -math.inf), x)
         return torch.where(q >= 1, torch.full_like(x, math.inf), x)
 

@@ -18,7 +18,7 @@ from . import _crps
 from .positive import Gamma, LogNormal
 from .registry import register
 from .support import NONNEGATIVE
-from .zero_mixture import ZeroMixture, zero_mixture_crps
+from .zero_mixture import ZeroMixture, ZeroMixtureDistribution, zero_mixture_crps
 
 __all__ = ["ZeroAdjustedGamma", "ZeroAdjustedLogNormal"]
 
@@ -34,7 +34,7 @@ class ZeroAdjustedGamma(ZeroMixture):
     point_mass = 0.0
     closed_form_crps = True
     crps_formula = staticmethod(zero_mixture_crps(_crps.gamma))
-    torch_class = Gamma.torch_class
+    torch_class = ZeroMixtureDistribution
     param_names = ("concentration", "rate", "gate")
     default_links = {"concentration": "exp", "rate": "exp", "gate": "sigmoid"}
     support = NONNEGATIVE
@@ -50,7 +50,7 @@ class ZeroAdjustedLogNormal(ZeroMixture):
     point_mass = 0.0
     closed_form_crps = True
     crps_formula = staticmethod(zero_mixture_crps(_crps.lognormal))
-    torch_class = LogNormal.torch_class
+    torch_class = ZeroMixtureDistribution
     param_names = ("loc", "scale", "gate")
     default_links = {"loc": "identity", "scale": "exp", "gate": "sigmoid"}
     support = NONNEGATIVE

@@ -16,7 +16,7 @@ from . import _crps
 from .discrete import NegativeBinomial, Poisson
 from .registry import register
 from .support import COUNTS
-from .zero_mixture import ZeroMixture, zero_mixture_crps
+from .zero_mixture import ZeroMixture, ZeroMixtureDistribution, zero_mixture_crps
 
 __all__ = ["ZeroInflatedPoisson", "ZeroInflatedNegativeBinomial"]
 
@@ -35,7 +35,7 @@ class ZeroInflatedPoisson(ZeroMixture):
     inflated = True
     closed_form_crps = True
     crps_formula = staticmethod(zero_mixture_crps(_crps.poisson))
-    torch_class = Poisson.torch_class
+    torch_class = ZeroMixtureDistribution
     param_names = ("rate", "gate")
     default_links = {"rate": "exp", "gate": "sigmoid"}
     support = COUNTS
@@ -53,7 +53,7 @@ class ZeroInflatedNegativeBinomial(ZeroMixture):
     inflated = True
     closed_form_crps = True
     crps_formula = staticmethod(zero_mixture_crps(_crps.negative_binomial))
-    torch_class = NegativeBinomial.torch_class
+    torch_class = ZeroMixtureDistribution
     param_names = ("total_count", "probs", "gate")
     default_links = {"total_count": "exp", "probs": "sigmoid", "gate": "sigmoid"}
     support = COUNTS

@@ -65,6 +65,12 @@ class ZeroMixtureDistribution(Distribution):
     def support(self):
         return constraints.nonnegative_integer if self.inflated else constraints.nonnegative
 
+    def __getattr__(self, name):
+        # The base law's parameters (``rate``, ``total_count``, ``loc``, ...) read through.
+        if name in ("base", "gate", "inflated") or name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.base, name)
+
     def log_prob(self, value):
         value = torch.as_tensor(value, dtype=self.gate.dtype)
         log_g, log_1mg = torch.log(self.gate), torch.log1p(-self.gate)

@@ -66,3 +66,29 @@ def test_boosted_fit_beats_the_marginal_fit(name):
     marginal = db.Predictive.from_params(model.family_, **{
         k: np.full(len(y_te), v) for k, v in model.init_params_.items()})
     assert boosted < float(np.mean(marginal.nll(y_te))) - 0.01
+
+
+@pytest.mark.parametrize("name", SECOND_WAVE)
+def test_predictive_edges_torch_object_and_sampling(name):
+    """What tests/test_predictive.py checks against scipy for the first families, against the
+    family's own definitions: support ends, +-inf, the torch object, reproducible draws."""
+    fam = _family(name)
+    p = case(name).params[0]
+    dist = db.Predictive.from_params(fam, **{k: np.full(3, v) for k, v in p.items()})
+    ends = dist.quantile([0.0, 1.0])
+    np.testing.assert_array_equal(ends, np.tile([fam.support.low, fam.support.high], (3, 1)))
+    both = np.tile([-np.inf, np.inf], (3, 1))
+    np.testing.assert_array_equal(dist.cdf(both), np.tile([0.0, 1.0], (3, 1)))
+    np.testing.assert_array_equal(dist.log_prob(both), np.full((3, 2), -np.inf))
+    if np.isfinite(fam.support.low):
+        assert (dist.cdf(np.full(3, fam.support.low - 1.0)) == 0.0).all()
+    t = dist.to_torch()
+    assert isinstance(t, fam.torch_class) and t.batch_shape == (3,)
+    state = torch.get_rng_state()
+    a = dist.sample(50, random_state=1)
+    np.testing.assert_array_equal(a, dist.sample(50, random_state=1))
+    assert torch.equal(state, torch.get_rng_state())
+    assert np.isfinite(dist.log_prob(a.T).T).all()  # every draw inside the support
+    if name != "ordinal_logit":  # a class index, not the cutpoints, in torch's Categorical
+        for k in fam.param_names:
+            np.testing.assert_allclose(np.asarray(getattr(t, k)), dist.params[k], rtol=1e-12)
