@@ -54,12 +54,15 @@ _KIND_NOTE = {
 }
 
 
-def family_kind(family) -> str:
+def family_kind(family, y=None) -> str:
     """What a family's likelihood measures: ``"density"``, ``"mass"`` or ``"mixed"``.
 
     Parameters
     ----------
     family : str or Family
+    y : array_like, optional
+        The target: a family with a point mass is ``"mixed"`` only when some row of ``y``
+        sits on it (otherwise its likelihood is a density on every row).
 
     Returns
     -------
@@ -67,15 +70,20 @@ def family_kind(family) -> str:
         ``"mass"`` for a discrete family (its likelihood is a probability),
         ``"mixed"`` for a censored family (a density for exact rows, a probability for
         censored ones) and for a family with a point mass (``Family.point_mass``: the
-        zero-adjusted families, a probability at zero and a density above),
+        zero-adjusted families and tweedie, a probability at zero and a density above) when
+        ``y`` is not given or has rows on it,
         ``"density"`` otherwise.  Only families of one kind have
         comparable negative log-likelihoods.
     """
     from .families.censored import Censored
 
     family = _families.get(family)
-    if isinstance(family, Censored) or family.point_mass is not None:
+    if isinstance(family, Censored):
         return "mixed"
+    if family.point_mass is not None:
+        if y is None or np.ndim(y) != 1 or np.any(np.asarray(y) == family.point_mass):
+            return "mixed"
+        return "density"
     if family.discrete or family.support.integer:
         return "mass"
     return "density"
@@ -205,7 +213,7 @@ def compare_families(X, y, families=None, cv=5, metrics=("nll", "crps", "coverag
             holds.append(True)
         except ValueError:
             holds.append(False)
-    kinds = {family_kind(fam) for fam, ok in zip(fams, holds, strict=True) if ok}
+    kinds = {family_kind(fam, y) for fam, ok in zip(fams, holds, strict=True) if ok}
     atom_value, atom_share = _point_mass(y) if not censored and y.size else (np.nan, 0.0)
     ranking, note = metrics[0], ""
     if len(kinds) > 1:
@@ -240,7 +248,7 @@ def _evaluate(spec, name, family, X, y, folds, metrics, censored, random_state,
     table (scores, degeneracy, skip reason)."""
     from .estimators import DistributionalRegressor
 
-    row = {"family": name, "kind": family_kind(family), "skipped": "", "degenerate": ""}
+    row = {"family": name, "kind": family_kind(family, y), "skipped": "", "degenerate": ""}
     try:
         family.validate_y(y)
     except ValueError as err:

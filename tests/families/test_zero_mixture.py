@@ -104,5 +104,8 @@ def test_kinds_for_model_comparison():
     from distboost.selection import family_kind
 
     assert family_kind("zero_adjusted_gamma") == "mixed"
+    assert family_kind("tweedie", np.array([0.0, 1.5])) == "mixed"
+    # Without a zero in y the likelihood is a density on every row.
+    assert family_kind("zero_adjusted_gamma", np.array([0.5, 1.5])) == "density"
     assert family_kind("zero_inflated_poisson") == "mass"
     assert family_kind("half_normal") == "density"
