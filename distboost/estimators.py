@@ -95,6 +95,9 @@ def check_target(family, y, name: str = "y") -> np.ndarray:
         raise ValueError(
             f"This estimator requires y to be passed, but the target {name} is None."
         )
+    encode = getattr(family, "encode_target", None)  # e.g. ordered labels -> class indices
+    if encode is not None:
+        y = encode(y)
     if isinstance(y, pd.DataFrame | pd.Series):
         y = y.to_numpy()
     y = np.asarray(y)

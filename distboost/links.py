@@ -24,6 +24,7 @@ __all__ = [
     "RAW_BOUND",
     "Link",
     "IdentityLink",
+    "Sigmoid12Link",
     "ExpLink",
     "SoftplusLink",
     "SigmoidLink",
@@ -189,8 +190,27 @@ class SigmoidLink(Link):
         return torch.logit(value.clamp(eps, 1.0 - eps))
 
 
+class Sigmoid12Link(Link):
+    """``theta = 1 + sigmoid(eta)``, for a parameter in ``(1, 2)`` (the Tweedie power)."""
+
+    name = "sigmoid12"
+    domain = (1.0, 2.0)
+
+    def forward(self, raw):
+        s = torch.sigmoid(_clamp_raw(_as_tensor(raw)))
+        return 1.0 + s.clamp(min=torch.finfo(s.dtype).eps, max=1.0 - torch.finfo(s.dtype).eps)
+
+    def derivative(self, raw):
+        s = torch.sigmoid(_clamp_raw(_as_tensor(raw)))
+        return s * (1.0 - s)
+
+    def _inverse(self, value):
+        eps = torch.finfo(value.dtype).eps
+        return torch.logit((value - 1.0).clamp(eps, 1.0 - eps))
+
+
 _LINKS: dict[str, Callable[[], Link]] = {}
-for _cls in (IdentityLink, ExpLink, SoftplusLink, SigmoidLink):
+for _cls in (IdentityLink, ExpLink, SoftplusLink, SigmoidLink, Sigmoid12Link):
     for _name in (_cls.name, *_cls.aliases):
         _LINKS[_name] = _cls
 

@@ -5,8 +5,10 @@ Families are compared like with like:
 * The default candidates are the families whose support holds ``y``; classification
   families (``bernoulli``, ``categorical``) are never default candidates for a regression.
 * A density and a probability mass function are not on one negative log-likelihood scale (a
-  density is not a probability and can exceed one), and a density's likelihood is unbounded
-  at a point mass of ``y`` (many exact ties, e.g. zeros).  In either case the families are
+  density is not a probability and can exceed one), nor is a "mixed" likelihood (a
+  probability at a point mass and a density elsewhere: zero-adjusted families, tweedie,
+  censored families), and a density's likelihood is unbounded at a point mass of ``y``
+  (many exact ties, e.g. zeros).  In either case the families are
   ranked by CRPS, a proper score on one scale for every kind of distribution (Gneiting &
   Raftery 2007, section 4.2); otherwise by the first metric (the NLL by default).
 * A degenerate fit (a dispersion parameter at its floor, a predictive distribution collapsed
@@ -42,27 +44,35 @@ COLLAPSE_SHARE = 0.05
 ATOM_SHARE = 0.10
 
 _KIND_NOTE = {
-    "kinds": ("Ranked by crps_mean: densities and probability mass functions are on different "
-              "NLL scales (a density is not a probability), CRPS is proper for both."),
+    "kinds": ("Ranked by crps_mean: densities, probability mass functions and mixed "
+              "likelihoods (a probability at a point mass, a density elsewhere: zero-adjusted "
+              "families) are on different NLL scales (a density is not a probability), CRPS "
+              "is proper for all of them."),
     "atom": ("Ranked by crps_mean: {share:.0%} of rows equal {value:g}, a point mass at which a "
              "density's likelihood is unbounded, so NLLs are not comparable; CRPS is proper "
              "and bounded."),
 }
 
 
-def family_kind(family) -> str:
+def family_kind(family, y=None) -> str:
     """What a family's likelihood measures: ``"density"``, ``"mass"`` or ``"mixed"``.
 
     Parameters
     ----------
     family : str or Family
+    y : array_like, optional
+        The target: a family with a point mass is ``"mixed"`` only when some row of ``y``
+        sits on it (otherwise its likelihood is a density on every row).
 
     Returns
     -------
     str
         ``"mass"`` for a discrete family (its likelihood is a probability),
         ``"mixed"`` for a censored family (a density for exact rows, a probability for
-        censored ones), ``"density"`` otherwise.  Only families of one kind have
+        censored ones) and for a family with a point mass (``Family.point_mass``: the
+        zero-adjusted families and tweedie, a probability at zero and a density above) when
+        ``y`` is not given or has rows on it,
+        ``"density"`` otherwise.  Only families of one kind have
         comparable negative log-likelihoods.
     """
     from .families.censored import Censored
@@ -70,6 +80,10 @@ def family_kind(family) -> str:
     family = _families.get(family)
     if isinstance(family, Censored):
         return "mixed"
+    if family.point_mass is not None:
+        if y is None or np.ndim(y) != 1 or np.any(np.asarray(y) == family.point_mass):
+            return "mixed"
+        return "density"
     if family.discrete or family.support.integer:
         return "mass"
     return "density"
@@ -157,7 +171,8 @@ def compare_families(X, y, families=None, cv=5, metrics=("nll", "crps", "coverag
     -------
     DataFrame
         One row per family: ``family``; ``kind`` (``density``, ``mass`` for a count family,
-        ``mixed`` for a censored one: see :func:`family_kind`); ``<metric>_mean`` and
+        ``mixed`` for a censored one or one with a point mass, e.g. ``zero_adjusted_gamma``
+        or ``tweedie``: see :func:`family_kind`); ``<metric>_mean`` and
         ``<metric>_std`` over folds; ``fit_seconds``; ``degenerate`` (why the fit is
         degenerate, else ``""``: a floored parameter such as ``scale`` at its floor on 5 %
         (``FLOOR_SHARE``) of the held-out rows or more, a predictive 50 % interval narrower
@@ -207,7 +222,7 @@ def compare_families(X, y, families=None, cv=5, metrics=("nll", "crps", "coverag
             holds.append(True)
         except ValueError:
             holds.append(False)
-    kinds = {family_kind(fam) for fam, ok in zip(fams, holds, strict=True) if ok}
+    kinds = {family_kind(fam, y) for fam, ok in zip(fams, holds, strict=True) if ok}
     atom_value, atom_share = _point_mass(y) if not censored and y.size else (np.nan, 0.0)
     ranking, note = metrics[0], ""
     if len(kinds) > 1:
@@ -323,7 +338,7 @@ def _fit_fold(spec, family, X, y, fold, k, metrics, censored, random_state, esti
 def _evaluate(name, family, y, fold_results, n_folds, metrics, context) -> dict:
     """One row of the table from a family's fold results (scores, degeneracy, skip reason).
     """
-    row = {"family": name, "kind": family_kind(family), "skipped": "", "degenerate": ""}
+    row = {"family": name, "kind": family_kind(family, y), "skipped": "", "degenerate": ""}
     try:
         family.validate_y(y)
     except ValueError as err:
@@ -382,7 +397,8 @@ class _Diagnostics:
             self.df_low += int(np.sum(params["df"] <= 1.0))
         with np.errstate(all="ignore"):
             self.bad_mean += int(np.sum(~np.isfinite(dist.mean)))
-            if not family.discrete and self.spread > 0:
+            # A point mass (zero-adjusted) legitimately puts both quartiles on the atom.
+            if not family.discrete and family.point_mass is None and self.spread > 0:
                 q = dist.quantile([0.25, 0.75])
                 narrow = ~(q[:, 1] - q[:, 0] >= COLLAPSE_RATIO * self.spread)
                 self.collapsed += int(narrow.sum())

@@ -40,13 +40,26 @@ ROWS = {
     "poisson": ({"rate": [0.3, 4.0, 50.0]}, lambda p: st.poisson(p["rate"])),
     "negative_binomial": ({"total_count": [0.5, 3.0, 20.0], "probs": [0.3, 0.6, 0.9]},
                           lambda p: st.nbinom(p["total_count"], 1 - p["probs"])),
+    "cauchy": ({"loc": [0.0, 1.0, -2.0], "scale": [1.0, 0.5, 3.0]},
+               lambda p: st.cauchy(p["loc"], p["scale"])),
+    "half_normal": ({"scale": [0.5, 1.0, 4.0]}, lambda p: st.halfnorm(scale=p["scale"])),
+    "inverse_gaussian": ({"loc": [0.5, 2.0, 10.0], "concentration": [1.0, 3.0, 50.0]},
+                         lambda p: st.invgauss(p["loc"] / p["concentration"],
+                                               scale=p["concentration"])),
+    "loglogistic": ({"scale": [0.5, 2.0, 10.0], "concentration": [5.0, 9.0, 12.0]},
+                    lambda p: st.fisk(p["concentration"], scale=p["scale"])),
     "bernoulli": ({"logits": [-3.0, 0.2, 2.5]},
                   lambda p: st.bernoulli(1.0 / (1.0 + np.exp(-p["logits"])))),
 }
 # The categorical family's classes are unordered (no cdf, quantiles or moments, and
 # get("categorical") needs n_classes): test_categorical_probs_and_ordered_only_errors below
 # covers it instead of the scipy table.
-FAMILIES = [f for f in db.families.available() if f != "categorical"]
+# The second-wave families without a vectorised scipy law (zero-inflated and zero-adjusted,
+# tweedie, ordinal_logit) are checked against their references (statsmodels, hand-written
+# laws) in tests/families/ (family_cases.py, test_end_to_end.py, their module tests).
+NO_SCIPY_LAW = {"zero_inflated_poisson", "zero_inflated_negative_binomial", "zero_adjusted_gamma",
+                "zero_adjusted_lognormal", "tweedie", "ordinal_logit"}
+FAMILIES = [f for f in db.families.available() if f != "categorical" and f not in NO_SCIPY_LAW]
 LEVELS = np.array([1e-4, 0.05, 0.2, 0.5, 0.77, 0.95, 0.999])
 
 
@@ -141,7 +154,10 @@ def test_sf_is_accurate_in_the_upper_tail(name):
     if type(dist.family).log_sf is not Family.log_sf:
         # A family with its own log survival function: no cancellation in 1 - cdf.
         y = law.isf(1e-12)
-        np.testing.assert_allclose(dist.sf(y), law.sf(y), rtol=1e-6)
+        want = law.sf(y)
+        if name == "loglogistic":  # scipy's fisk.sf is 1 - cdf there (8.9e-5 off): exact form
+            want = 1.0 / (1.0 + (y / law.kwds["scale"]) ** law.args[0])
+        np.testing.assert_allclose(dist.sf(y), want, rtol=1e-6)
 
 
 @pytest.mark.parametrize("name", FAMILIES)
@@ -244,6 +260,11 @@ def test_sample_moments_match_scipy(name):
     logp = _logp(law, dist, x)
     assert (logp > -np.inf).all(), x[~(logp > -np.inf)]
     mean, var = law.mean(), law.var()
+    if not np.isfinite(mean).all():  # cauchy: no mean; quartiles against the quantiles
+        q = law.ppf(np.array([[0.25], [0.5], [0.75]]))
+        share = (x[None, :, :] <= q[:, None, :]).mean(axis=1)
+        assert (np.abs(share - np.array([[0.25], [0.5], [0.75]])) < 5 * np.sqrt(0.25 / m)).all()
+        return
     se_mean = np.sqrt(var / m)
     assert (np.abs(x.mean(axis=0) - mean) < 5 * se_mean).all(), (x.mean(axis=0), mean)
     # Variance where the fourth moment exists: Var(s^2) ~ var^2 (kurtosis + 2) / m.

@@ -45,7 +45,7 @@ def test_default_candidates_hold_y_and_never_classify():
     rng = np.random.default_rng(2)
     X = rng.normal(size=(120, 2))
     real = db.compare_families(X, rng.normal(size=120), metrics=("nll",), **FAST)
-    assert set(real["family"]) == {"normal", "laplace", "logistic", "gumbel", "studentt"}
+    assert set(real["family"]) == {"normal", "laplace", "logistic", "gumbel", "studentt", "cauchy"}
     assert (real["skipped"] == "").all()
     assert "classification" in real.attrs["excluded"]["bernoulli"]
     assert "outside the support" in real.attrs["excluded"]["poisson"]
@@ -213,3 +213,20 @@ def test_parallel_table_equals_the_serial_one():
     pd.testing.assert_frame_equal(serial.drop(columns="fit_seconds"),
                                   parallel.drop(columns="fit_seconds"), check_exact=True)
     assert serial.attrs == parallel.attrs
+
+
+def test_zero_adjusted_families_are_mixed_and_ranked_by_crps_against_densities():
+    # 40 % exact zeros, covariate-dependent: the zero-adjusted gamma's likelihood mixes a
+    # probability (zeros) and a density, so it is compared with densities by CRPS only.
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 2))
+    zero = rng.uniform(size=400) < 1 / (1 + np.exp(-(X[:, 0] - 0.4)))
+    y = np.where(zero, 0.0, rng.gamma(2.0, np.exp(0.3 * X[:, 1])))
+    table = db.compare_families(X, y, families=["exponential", "zero_adjusted_gamma"],
+                                metrics=("nll",), cv=2, n_estimators=20)
+    kinds = dict(zip(table["family"], table["kind"], strict=True))
+    assert kinds == {"exponential": "density", "zero_adjusted_gamma": "mixed"}
+    assert table.attrs["ranked_by"] == "crps_mean" and "zero-adjusted" in table.attrs["note"]
+    assert table.attrs["best"] == "zero_adjusted_gamma"
+    za = table.set_index("family").loc["zero_adjusted_gamma"]
+    assert za["degenerate"] == ""  # both quartiles at the atom are not a collapse

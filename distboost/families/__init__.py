@@ -12,14 +12,19 @@ from . import (  # noqa: F401  (registers them)
     censored,
     continuous,
     discrete,
+    ordinal,
     positive,
+    tweedie,
+    zero_adjusted,
+    zero_inflated,
 )
 from .base import Family
 from .censored import Censored
+from .mixture import Mixture
 from .registry import available, from_state, get, register
 from .support import Support
 from .truncated import Truncated
 from .wrapper import Wrapped
 
-__all__ = ["Censored", "Family", "Support", "Truncated", "Wrapped", "available", "from_state",
-           "get", "register"]
+__all__ = ["Censored", "Family", "Mixture", "Support", "Truncated", "Wrapped", "available",
+           "from_state", "get", "register"]

@@ -30,7 +30,7 @@ from ._special import (
 )
 
 __all__ = ["normal", "lognormal", "gamma", "laplace", "logistic", "studentt", "exponential",
-           "gumbel", "beta", "poisson", "negative_binomial"]
+           "gumbel", "beta", "poisson", "negative_binomial", "half_normal", "normal_mixture"]
 
 _INV_SQRT_PI = 1.0 / math.sqrt(math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -166,3 +166,44 @@ def negative_binomial(y, total_count, probs):
                        torch.zeros_like(p))
     hyp = hyp2f1_half_two(n + 1.0, -4.0 * (1.0 - p) / p**2)
     return y * (2.0 * cdf - 1.0) - n * (1.0 - p) / p**2 * (p * (2.0 * cdf1 - 1.0) + hyp)
+
+
+def half_normal(y, scale):
+    """``y (2 F(y) - 1) + 4 s phi(y / s) - 2 s / sqrt(pi)`` with ``F(y) = 2 Phi(y / s) - 1``
+    for ``y >= 0``: ``E|X - y| - E|X - X'| / 2`` with ``E[X 1{X < y}] = 2 s (phi(0) -
+    phi(y / s))`` and ``E|X - X'| = 4 s (sqrt 2 - 1) phi(0)`` (the polar form of two
+    independent half-normal draws); the truncated-normal CRPS of Gneiting & Thorarinsdottir
+    (2010) at location 0 and truncation 0.  For ``y < 0``: ``|y| + E[X] - E|X - X'| / 2``."""
+    y, s = _t(y, scale)
+    yc = y.clamp_min(0.0)
+    z = yc / s
+    cdf = 2.0 * _ndtr(z) - 1.0
+    pdf = torch.exp(-0.5 * z * z) * _INV_SQRT_2PI
+    inside = yc * (2.0 * cdf - 1.0) + 4.0 * s * pdf - 2.0 * s * _INV_SQRT_PI
+    below = -y + s * (2.0 * math.sqrt(2.0) - 2.0) * _INV_SQRT_PI
+    return torch.where(y >= 0, inside, below)
+
+
+def _abs_normal_mean(m, s):
+    """``E|X|`` for ``X ~ N(m, s^2)``: ``2 s phi(m / s) + m (2 Phi(m / s) - 1)``."""
+    z = m / s
+    return 2.0 * s * torch.exp(-0.5 * z * z) * _INV_SQRT_2PI + m * (2.0 * _ndtr(z) - 1.0)
+
+
+def normal_mixture(y, *params):
+    """Mixture of ``K`` normals with parameters ``loc_0, scale_0, ..., loc_{K-1},
+    scale_{K-1}, logits_1, ..., logits_{K-1}`` (weights ``softmax(0, logits)``):
+    ``sum_i w_i A(y - mu_i, s_i^2) - 1/2 sum_ij w_i w_j A(mu_i - mu_j, s_i^2 + s_j^2)``
+    with ``A(m, v) = E|N(m, v)|`` (Grimit, Gneiting, Berrocal & Johnson 2006, eq. 9)."""
+    k = (len(params) + 1) // 3
+    y = torch.as_tensor(y, dtype=torch.float64)
+    loc = torch.stack(torch.broadcast_tensors(*params[0:2 * k:2]), dim=-1)
+    scale = torch.stack(torch.broadcast_tensors(*params[1:2 * k:2]), dim=-1)
+    logits = [torch.zeros_like(loc[..., 0])] + [torch.as_tensor(p, dtype=torch.float64)
+                                                 for p in params[2 * k:]]
+    w = torch.softmax(torch.stack(torch.broadcast_tensors(*logits), dim=-1), dim=-1)
+    first = (w * _abs_normal_mean(y[..., None] - loc, scale)).sum(-1)
+    dm = loc[..., :, None] - loc[..., None, :]
+    ds = torch.sqrt(scale[..., :, None] ** 2 + scale[..., None, :] ** 2)
+    second = (w[..., :, None] * w[..., None, :] * _abs_normal_mean(dm, ds)).sum((-1, -2))
+    return first - 0.5 * second

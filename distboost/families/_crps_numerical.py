@@ -6,7 +6,9 @@ panels whose ends are ``y`` and the quantiles of levels ``1e-7, 1e-6, ..., 0.01,
 indicator never jumps inside a panel), the body of the law is resolved wherever ``y`` lies,
 and geometric panels follow heavy tails; the two tails
 beyond the outer breakpoints are mapped to ``[0, 1)`` by ``x = b + s t / (1 - t)``.  All rows
-are integrated at once.
+are integrated at once.  A continuous family with a point mass (``Family.point_mass``, the
+zero-adjusted ones) has its levels spread over the continuous part (``F(atom) + (1 - F(atom))
+level``).
 
 Discrete families: the exact sum ``sum_k (F(k) - 1{k >= y})^2`` over the integers between
 the quantiles of levels ``1e-12`` and ``1 - 1e-12`` (and ``y``), in row chunks.
@@ -82,7 +84,16 @@ def _crps_continuous(family, p, lo: torch.Tensor, hi: torch.Tensor) -> torch.Ten
     """``int F^2 1{x < lo} + (1 - F)^2 1{x >= hi} dx`` (``lo == hi``: the CRPS at ``lo``)."""
     n = lo.shape[0]
     levels = torch.tensor(_LEVELS, dtype=torch.float64)[:, None].expand(len(_LEVELS), n)
+    atom = getattr(family, "point_mass", None)
+    if atom is not None:
+        # A point mass (zero-adjusted families): spread the levels over the continuous part,
+        # whose body the levels below the atom's probability would not resolve.
+        at_atom = family.cdf(p, torch.full((n,), float(atom), dtype=torch.float64))
+        levels = at_atom + (1.0 - at_atom) * levels
     q = family.icdf(p, levels)  # (L, n)
+    if atom is not None:  # the atom is a breakpoint too (the cdf jumps there)
+        q, _ = torch.sort(torch.cat([torch.full((1, n), float(atom), dtype=torch.float64), q]),
+                          dim=0)
     low, high = family.support.low, family.support.high
     if np.isfinite(low):
         q = q.clamp_min(low)

@@ -28,7 +28,7 @@ from ..links import Link, get_link, link_for_constraint
 from ._inversion import invert_cdf
 from .support import REAL, Support
 
-__all__ = ["Family", "as_float64_tensor"]
+__all__ = ["Family", "as_float64_tensor", "refuse_all_zero"]
 
 Params = Mapping[str, torch.Tensor]
 
@@ -78,6 +78,9 @@ class Family:
         ``scoring_rule="crps"`` needs it); otherwise the CRPS is numerical.
     classification : bool
         ``y`` is a class index (``bernoulli``, ``categorical``).
+    point_mass : float or None
+        A value of a continuous family's ``y`` with positive probability (the zero of the
+        zero-adjusted families).
     """
 
     name: str = ""
@@ -106,6 +109,10 @@ class Family:
     dispersion_param: str | None = None
     #: The step rule used by ``step="auto"`` (see :mod:`distboost.boosting.derivatives`).
     default_step: str = "natural"
+    #: A value of ``y`` with positive probability in a family that is not ``discrete`` (0 for
+    #: the zero-adjusted families), or None: its likelihood mixes a probability and a density
+    #: (``distboost.selection.family_kind`` is ``"mixed"``).
+    point_mass: float | None = None
 
     def __init__(self, links: Mapping[str, str | Link] | None = None):
         resolved: dict[str, Link] = {}
@@ -491,6 +498,15 @@ class Family:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(seed))
             return self.distribution(params).sample((m,)).to(torch.float64)
+
+
+def refuse_all_zero(family: Family, y: np.ndarray, why: str) -> np.ndarray:
+    """``y`` unchanged, or a ValueError when every row is zero (``why``: what cannot be
+    fitted then), naming the family and the number of rows."""
+    if y.size and not np.any(y):
+        raise ValueError(f"Family {family.name!r} cannot fit a target whose {y.size} rows are "
+                         f"all zero: {why}.")
+    return y
 
 
 def _normalise_weights(sample_weight, n: int) -> np.ndarray:

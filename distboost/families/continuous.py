@@ -1,4 +1,4 @@
-"""Real-valued location-scale families: normal, laplace, logistic, gumbel, studentt.
+"""Real-valued location-scale families: normal, laplace, logistic, gumbel, studentt, cauchy.
 
 Each names its ``torch.distributions`` class (``Logistic`` comes from :mod:`._torch_extra`)
 and, where textbook closed forms exist, its expected Fisher information on the natural scale.
@@ -18,13 +18,13 @@ from . import _crps
 from ._special import stdtr_ad, studentt_log_prob
 from ._stats import scipy_elementwise, weighted_mean_var, weighted_quantile
 from ._torch_extra import Logistic as _TorchLogistic
-from .base import Family
+from .base import Family, as_float64_tensor
 from .registry import register
 from .support import REAL
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 
-__all__ = ["Normal", "Laplace", "Logistic", "Gumbel", "StudentT"]
+__all__ = ["Normal", "Laplace", "Logistic", "Gumbel", "StudentT", "Cauchy"]
 
 _EULER = 0.5772156649015329
 
@@ -304,3 +304,87 @@ class StudentT(Family):
     def mean(self, params):
         df = params["df"]
         return torch.where(df > 1, params["loc"], torch.full_like(df, float("nan")))
+
+
+@register
+class Cauchy(Family):
+    """Cauchy family, density ``1 / (pi s (1 + z^2))``, ``z = (y - loc) / s``; scipy's
+    ``cauchy(loc, scale)``.
+
+    The law has no mean and no variance: :meth:`mean` and :meth:`variance` are NaN (as
+    scipy's; torch gives an infinite variance).  Its CRPS is finite (the tails of
+    ``(F - 1{x >= y})^2`` decay as ``x^-2``) but has no closed form used here: it is the
+    numerical integral.  The start values are the median and half the interquartile range,
+    refined by the numerical MLE.
+    """
+
+    name = "cauchy"
+    dispersion_param = "scale"
+    torch_class = D.Cauchy
+    param_names = ("loc", "scale")
+    support = REAL
+
+    def start_values(self, y, w):
+        q1, med, q3 = (weighted_quantile(y, w, q) for q in (0.25, 0.5, 0.75))
+        half_iqr = 0.5 * (q3 - q1)
+        return {"loc": med, "scale": half_iqr if half_iqr > 0 else 1.0}
+
+    def param_floors(self, y):
+        """``1e-6`` times half the interquartile range of ``y`` (its standard deviation, the
+        base rule's measure, grows without bound with the sample size for Cauchy data)."""
+        y = np.asarray(y, dtype=np.float64)
+        y = y[np.isfinite(y)]
+        if y.size == 0:
+            return {"scale": self.SCALE_FLOOR}
+        q1, q3 = np.percentile(y, [25, 75])
+        magnitude = float(np.mean(np.abs(y)))
+        spread = 0.5 * float(q3 - q1)
+        if not spread > 1e-12 * magnitude:
+            return super().param_floors(y)
+        return {"scale": max(self.SCALE_FLOOR * spread, 1e-12 * magnitude)}
+
+    def fisher_natural(self, params):
+        """Diagonal ``(1 / (2 s^2), 1 / (2 s^2))`` (Johnson, Kotz & Balakrishnan 1994,
+        ch. 16, sec. 6)."""
+        half_inv_var = 0.5 * params["scale"].pow(-2)
+        return torch.stack([half_inv_var, half_inv_var], dim=-1)
+
+    def log_prob(self, params, y):
+        scale = params["scale"]
+        z = (y - params["loc"]) / scale
+        return -math.log(math.pi) - torch.log(scale) - torch.log1p(z * z)
+
+    def cdf(self, params, y):
+        """``atan2(1, -z) / pi``: ``1/2 + atan(z) / pi`` without its cancellation in the
+        lower tail."""
+        z = (y - params["loc"]) / params["scale"]
+        return torch.atan2(torch.ones_like(z), -z) / math.pi
+
+    def log_cdf(self, params, y):
+        z = (y - params["loc"]) / params["scale"]
+        return torch.log(torch.atan2(torch.ones_like(z), -z)) - math.log(math.pi)
+
+    def log_sf(self, params, y):
+        z = (y - params["loc"]) / params["scale"]
+        return torch.log(torch.atan2(torch.ones_like(z), z)) - math.log(math.pi)
+
+    def icdf(self, params, q):
+        """``loc + s tan(pi (q - 1/2))`` in the middle half, ``loc - s / tan(pi q)`` (the same
+        value, without the rounding of ``q - 1/2``) in the tails; the support's ends at ``q``
+        in ``{0, 1}``."""
+        q = as_float64_tensor(q)
+        middle = (q - 0.5).abs() < 0.25
+        z = torch.where(middle, torch.tan(math.pi * (q - 0.5)),
+                        -1.0 / torch.tan(math.pi * torch.where(middle, torch.full_like(q, 0.1),
+                                                                q)))
+        x = params["loc"] + params["scale"] * z
+        x = torch.where(q <= 0, torch.full_like(x, -math.inf), x)
+        return torch.where(q >= 1, torch.full_like(x, math.inf), x)
+
+    def mean(self, params):
+        """NaN: the Cauchy law has no mean."""
+        return torch.full_like(params["loc"], math.nan)
+
+    def variance(self, params):
+        """NaN: the Cauchy law has no variance (scipy's convention)."""
+        return torch.full_like(params["loc"], math.nan)

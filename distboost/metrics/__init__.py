@@ -13,6 +13,7 @@ from .closed_form import (
     crps_exponential,
     crps_gamma,
     crps_gumbel,
+    crps_half_normal,
     crps_laplace,
     crps_logistic,
     crps_lognormal,
@@ -20,6 +21,10 @@ from .closed_form import (
     crps_normal,
     crps_poisson,
     crps_studentt,
+    crps_zero_adjusted_gamma,
+    crps_zero_adjusted_lognormal,
+    crps_zero_inflated_negative_binomial,
+    crps_zero_inflated_poisson,
 )
 from .numerical import crps_numerical
 from .scorers import available_scorers, get_scorer, predict_dist
@@ -44,7 +49,9 @@ from .time_dependent import brier_score, cumulative_dynamic_auc, integrated_brie
 __all__ = [
     "CLOSED_FORMS", "crps_beta", "crps_exponential", "crps_gamma", "crps_gumbel",
     "crps_laplace", "crps_logistic", "crps_lognormal", "crps_negative_binomial", "crps_normal",
-    "crps_poisson", "crps_studentt", "crps_numerical", "available_scorers", "get_scorer",
+    "crps_poisson", "crps_studentt", "crps_half_normal", "crps_zero_inflated_poisson",
+    "crps_zero_inflated_negative_binomial", "crps_zero_adjusted_gamma",
+    "crps_zero_adjusted_lognormal", "crps_numerical", "available_scorers", "get_scorer",
     "predict_dist",
     "calibration_error", "coverage", "crps", "interval_score", "mean_crps",
     "mean_interval_score", "mean_nll", "mean_pinball", "nll", "pinball", "pit", "pit_cdf",

@@ -20,7 +20,9 @@ from ..families import get as _get
 __all__ = [
     "crps_normal", "crps_lognormal", "crps_gamma", "crps_laplace", "crps_logistic",
     "crps_studentt", "crps_exponential", "crps_gumbel", "crps_beta", "crps_poisson",
-    "crps_negative_binomial", "CLOSED_FORMS",
+    "crps_negative_binomial", "crps_half_normal", "crps_zero_inflated_poisson",
+    "crps_zero_inflated_negative_binomial", "crps_zero_adjusted_gamma",
+    "crps_zero_adjusted_lognormal", "CLOSED_FORMS",
 ]
 
 
@@ -102,6 +104,40 @@ def crps_negative_binomial(y, total_count, probs):
     ``y (2 F(y) - 1) - n (1-p)/p^2 [p (2 F_{n+1}(y - 1) - 1)
     + 2F1(n + 1, 1/2; 2; -4 (1-p)/p^2)]``."""
     return _numpy(_crps.negative_binomial, y, total_count, probs)
+
+
+def crps_half_normal(y, scale):
+    """CRPS of the half-normal ``|N(0, scale^2)|``: ``y (2 F(y) - 1) + 4 s phi(y / s)
+    - 2 s / sqrt(pi)`` for ``y >= 0`` (see :func:`distboost.families._crps.half_normal`)."""
+    return _numpy(_crps.half_normal, y, scale)
+
+
+def _zero_mixture(name, y, *params):
+    return _numpy(_get(name).crps_formula, y, *params)
+
+
+def crps_zero_inflated_poisson(y, rate, gate):
+    """CRPS of ``gate delta_0 + (1 - gate) Poisson(rate)``: ``gate |y| + (1 - gate)
+    CRPS_P(y) - gate (1 - gate) CRPS_P(0)`` (:mod:`distboost.families.zero_mixture`)."""
+    return _zero_mixture("zero_inflated_poisson", y, rate, gate)
+
+
+def crps_zero_inflated_negative_binomial(y, total_count, probs, gate):
+    """CRPS of ``gate delta_0 + (1 - gate) NB(total_count, probs)`` (torch's ``probs``), from
+    the negative binomial's closed form (:mod:`distboost.families.zero_mixture`)."""
+    return _zero_mixture("zero_inflated_negative_binomial", y, total_count, probs, gate)
+
+
+def crps_zero_adjusted_gamma(y, concentration, rate, gate):
+    """CRPS of ``gate delta_0 + (1 - gate) Gamma(concentration, rate)``, from the gamma's
+    closed form (:mod:`distboost.families.zero_mixture`)."""
+    return _zero_mixture("zero_adjusted_gamma", y, concentration, rate, gate)
+
+
+def crps_zero_adjusted_lognormal(y, loc, scale, gate):
+    """CRPS of ``gate delta_0 + (1 - gate) LogNormal(loc, scale)``, from the log-normal's
+    closed form (:mod:`distboost.families.zero_mixture`)."""
+    return _zero_mixture("zero_adjusted_lognormal", y, loc, scale, gate)
 
 
 def _closed_forms() -> dict:

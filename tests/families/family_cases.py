@@ -22,6 +22,7 @@ import torch
 
 import distboost as db
 from distboost.families.categorical import Categorical
+from distboost.families.ordinal import OrdinalLogit
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,117 @@ class Case:
     params: tuple[dict, ...]
     law: Callable[[dict], object]
     make: Callable[[], object] | None = field(default=None)
+
+
+class ZeroAdjusted:
+    """``gate * delta_0 + (1 - gate) * law`` with scipy's frozen-law methods (``logpdf`` is the
+    log-probability at 0 and the log-density times ``1 - gate`` above), written from the
+    scipy law alone as the reference of the zero-adjusted families."""
+
+    def __init__(self, gate: float, law):
+        self.gate, self.law = gate, law
+
+    def logpdf(self, y):
+        y = np.asarray(y, dtype=np.float64)
+        with np.errstate(divide="ignore"):
+            pos = np.log1p(-self.gate) + self.law.logpdf(np.where(y > 0, y, 1.0))
+        return np.where(y == 0, np.log(self.gate), pos)
+
+    def cdf(self, y):
+        y = np.asarray(y, dtype=np.float64)
+        return np.where(y < 0, 0.0, self.gate + (1 - self.gate) * self.law.cdf(y))
+
+    def ppf(self, q):
+        q = np.asarray(q, dtype=np.float64)
+        inner = np.clip((q - self.gate) / (1 - self.gate), 0.0, 1.0)
+        return np.where(q <= self.gate, 0.0, self.law.ppf(inner))
+
+    def mean(self):
+        return (1 - self.gate) * self.law.mean()
+
+    def var(self):
+        m = self.law.mean()
+        return (1 - self.gate) * (self.law.var() + self.gate * m * m)
+
+    def std(self):
+        return float(np.sqrt(self.var()))
+
+    def rvs(self, size, random_state):
+        rng = np.random.default_rng(random_state)
+        x = self.law.rvs(size=size, random_state=rng)
+        return np.where(rng.uniform(size=size) < self.gate, 0.0, x)
+
+
+class TweedieLaw:
+    """The compound Poisson-gamma law from statsmodels and scipy: ``logpdf`` is statsmodels'
+    ``Tweedie(var_power).loglike_obs`` (scipy's Wright Bessel function), ``cdf`` the Poisson
+    mixture of scipy gamma cdfs, ``ppf`` by brentq, ``rvs`` Poisson then gamma draws."""
+
+    def __init__(self, mean, dispersion, power):
+        self.mu, self.phi, self.p = mean, dispersion, power
+        self.lam = mean ** (2 - power) / (dispersion * (2 - power))
+        self.a = (2 - power) / (power - 1)
+        self.c = dispersion * (power - 1) * mean ** (power - 1)
+
+    def logpdf(self, y):
+        import statsmodels.api as sm
+
+        y = np.atleast_1d(np.asarray(y, dtype=np.float64))
+        return sm.families.Tweedie(var_power=self.p, eql=False).loglike_obs(
+            y, np.full(y.shape, self.mu), scale=self.phi)
+
+    def cdf(self, y):
+        y = np.atleast_1d(np.asarray(y, dtype=np.float64))
+        j = np.arange(1, int(self.lam + 12 * np.sqrt(self.lam) + 40))
+        w = st.poisson(self.lam).pmf(j)
+        body = (w[:, None] * st.gamma(j[:, None] * self.a, scale=self.c).cdf(
+            np.clip(y, 0, None)[None, :])).sum(axis=0)
+        return np.where(y < 0, 0.0, np.exp(-self.lam) + body)
+
+    def ppf(self, q):
+        from scipy.optimize import brentq
+
+        q = np.atleast_1d(np.asarray(q, dtype=np.float64))
+        out = np.zeros_like(q)
+        hi = self.mu + 60 * np.sqrt(self.var())
+        for i, v in enumerate(q):
+            if v > np.exp(-self.lam):
+                out[i] = brentq(lambda x, v=v: self.cdf(x)[0] - v, 1e-300, hi,
+                                xtol=1e-300, rtol=1e-13)
+        return out
+
+    def mean(self):
+        return self.mu
+
+    def var(self):
+        return self.phi * self.mu**self.p
+
+    def std(self):
+        return float(np.sqrt(self.var()))
+
+    def rvs(self, size, random_state):
+        rng = np.random.default_rng(random_state)
+        n = rng.poisson(self.lam, size=size)
+        return np.where(n > 0, rng.gamma(np.maximum(n, 1) * self.a, self.c), 0.0)
+
+
+def _zinb(p):
+    from statsmodels.distributions.discrete import zinegbin
+
+    r, probs = p["total_count"], p["probs"]
+    return zinegbin(r * probs / (1 - probs), 1.0 / r, 2, p["gate"])
+
+
+def _zip(p):
+    from statsmodels.distributions.discrete import zipoisson
+
+    return zipoisson(p["rate"], p["gate"])
+
+
+def _ordinal_law(p):
+    cut = np.array([p[f"cutpoints_{j}"] for j in range(len(p) - 1)]) - p["loc"]
+    cum = np.r_[0.0, 1.0 / (1.0 + np.exp(-cut)), 1.0]
+    return st.rv_discrete(values=(np.arange(cum.size - 1), np.diff(cum)))
 
 
 def _softmax(p):
@@ -75,6 +187,39 @@ CASES: dict[str, Case] = {
     "negative_binomial": Case(({"total_count": 4.0, "probs": 0.6},
                                {"total_count": 0.8, "probs": 0.2}),
                               lambda p: st.nbinom(n=p["total_count"], p=1.0 - p["probs"])),
+    "cauchy": Case(({"loc": 1.5, "scale": 2.0}, {"loc": -40.0, "scale": 0.02}),
+                   lambda p: st.cauchy(p["loc"], p["scale"])),
+    "half_normal": Case(({"scale": 1.7}, {"scale": 1e-3}),
+                        lambda p: st.halfnorm(scale=p["scale"])),
+    # scipy's invgauss mu is the mean over the shape.
+    "inverse_gaussian": Case(({"loc": 2.0, "concentration": 3.0},
+                              {"loc": 0.05, "concentration": 40.0}),
+                             lambda p: st.invgauss(p["loc"] / p["concentration"],
+                                                   scale=p["concentration"])),
+    "loglogistic": Case(({"scale": 2.0, "concentration": 9.0},
+                         {"scale": 0.01, "concentration": 15.0}),
+                        lambda p: st.fisk(p["concentration"], scale=p["scale"])),
+    # statsmodels' ppf gives -1 at a level equal to the gate: gates avoid the levels tested.
+    "zero_inflated_poisson": Case(({"rate": 3.5, "gate": 0.3}, {"rate": 40.0, "gate": 0.85}),
+                                  _zip),
+    "zero_inflated_negative_binomial": Case(
+        ({"total_count": 4.0, "probs": 0.6, "gate": 0.25},
+         {"total_count": 0.8, "probs": 0.8, "gate": 0.45}), _zinb),
+    "zero_adjusted_gamma": Case(
+        ({"concentration": 2.5, "rate": 1.5, "gate": 0.3},
+         {"concentration": 0.6, "rate": 20.0, "gate": 0.8}),
+        lambda p: ZeroAdjusted(p["gate"], st.gamma(a=p["concentration"], scale=1 / p["rate"]))),
+    "zero_adjusted_lognormal": Case(
+        ({"loc": 0.3, "scale": 0.5, "gate": 0.4}, {"loc": -2.0, "scale": 1.5, "gate": 0.05}),
+        lambda p: ZeroAdjusted(p["gate"], st.lognorm(s=p["scale"], scale=np.exp(p["loc"])))),
+    "tweedie": Case(({"mean": 2.0, "dispersion": 1.5, "power": 1.4},
+                     {"mean": 0.3, "dispersion": 0.4, "power": 1.8}),
+                    lambda p: TweedieLaw(p["mean"], p["dispersion"], p["power"])),
+    # loc at 0 in both sets: only cutpoints - loc is identified, and the MLE puts loc at 0.
+    "ordinal_logit": Case(
+        ({"cutpoints_0": -1.0, "cutpoints_1": 0.3, "cutpoints_2": 1.8, "loc": 0.0},
+         {"cutpoints_0": -4.0, "cutpoints_1": 3.0, "cutpoints_2": 3.5, "loc": 0.0}),
+        _ordinal_law, make=lambda: OrdinalLogit(n_classes=4)),
     "bernoulli": Case(({"logits": 0.4}, {"logits": -3.0}),
                       lambda p: st.bernoulli(1.0 / (1.0 + np.exp(-p["logits"])))),
     # Normalised logits (log-probabilities): the MLE, log class frequencies, recovers them.

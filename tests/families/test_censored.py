@@ -20,6 +20,8 @@ PARAMS = {
     "gumbel": {"loc": 1.0, "scale": 2.0},
     "laplace": {"loc": 1.0, "scale": 2.0},
     "studentt": {"df": 4.0, "loc": 1.0, "scale": 2.0},
+    "loglogistic": {"scale": 2.0, "concentration": 3.0},
+    "inverse_gaussian": {"loc": 2.0, "concentration": 3.0},
 }
 
 

@@ -24,7 +24,10 @@ OTHERS = [f for f in FAMILIES if not _family(f).closed_form_crps]
 
 def test_the_closed_form_families():
     assert set(CLOSED) == {"normal", "lognormal", "gamma", "laplace", "logistic", "studentt",
-                           "exponential", "gumbel", "beta", "poisson", "negative_binomial"}
+                           "exponential", "gumbel", "beta", "poisson", "negative_binomial",
+                           "half_normal",
+                           "zero_inflated_poisson", "zero_inflated_negative_binomial",
+                           "zero_adjusted_gamma", "zero_adjusted_lognormal"}
 
 
 @pytest.mark.parametrize("name", CLOSED)

@@ -1,0 +1,64 @@
+"""The second-wave families' rows of the bad-input table in docs/errors.md (the pattern of
+tests/test_errors.py): the error type and its message, raised before any boosting."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import distboost as db
+from distboost.families import Mixture
+from distboost.families.ordinal import OrdinalLogit
+
+X = np.random.default_rng(0).normal(size=(6, 2))
+R = db.DistributionalRegressor
+ZEROS = np.zeros(6)
+
+CASES = {
+    "all-zero target for a zero-adjusted family": (
+        lambda: R(family="zero_adjusted_gamma").fit(X, ZEROS), ValueError,
+        r"'zero_adjusted_gamma' cannot fit a target whose 6 rows are all zero"),
+    "all-zero target for a zero-inflated family": (
+        lambda: R(family="zero_inflated_poisson").fit(X, ZEROS), ValueError,
+        r"'zero_inflated_poisson' cannot fit a target whose 6 rows are all zero"),
+    "all-zero target for tweedie": (
+        lambda: R(family="tweedie").fit(X, ZEROS), ValueError,
+        r"'tweedie' cannot fit a target whose 6 rows are all zero"),
+    "all-zero target for half_normal": (
+        lambda: R(family="half_normal").fit(X, ZEROS), ValueError,
+        r"'half_normal' cannot fit a target whose 6 rows are all zero"),
+    "unordered Categorical for ordinal_logit": (
+        lambda: R(family="ordinal_logit").fit(X, pd.Categorical(list("abcabc"))), ValueError,
+        r"needs an ordered Categorical target"),
+    "missing category for ordinal_logit": (
+        lambda: R(family="ordinal_logit").fit(
+            X, pd.Categorical(["a", "b", None, "a", "b", "a"], ordered=True)), ValueError,
+        r"1 of 6 rows with a missing category"),
+    "label not among the ordinal categories": (
+        lambda: R(family=OrdinalLogit(categories=[3, 4, 5])).fit(X, np.array([3, 4, 9, 5, 3, 1])),
+        ValueError, r"2 of 6 rows whose label is not among the categories \[3, 4, 5\]"),
+    "ordinal labels outside 0 .. K-1": (
+        lambda: R(family=OrdinalLogit(n_classes=3)).fit(X, np.array([0, 1, 2, 3, 1, 0.5])),
+        ValueError, r"2 of 6 rows outside the support class indices \{0, 1, 2\}"),
+    "Mixture of a discrete family": (lambda: Mixture("poisson", 2), ValueError,
+                                     r"continuous component family; 'poisson' is discrete"),
+    "Mixture with fewer than 2 components": (lambda: Mixture("normal", 1), ValueError,
+                                             r"n_components must be an integer >= 2; got 1"),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_bad_input_raises_the_documented_error(case):
+    fn, exc, pattern = CASES[case]
+    with pytest.raises(exc, match=pattern):
+        fn()
+
+
+def test_the_docs_table_lists_every_case():
+    table = (Path(__file__).resolve().parents[2] / "docs" / "errors.md").read_text()
+    rows = re.findall(r"^\| ([^|]+?) \|", table, flags=re.M)
+    assert set(CASES) <= {r.strip() for r in rows}, set(CASES) - {r.strip() for r in rows}
