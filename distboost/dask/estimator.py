@@ -151,6 +151,15 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
         import xgboost.dask as xgb_dask
 
         family = _families.get(self.family, links=self.links)
+        if getattr(family, "encode_target", None) is not None:
+            raise ValueError(
+                f"Family {family.name!r} encodes its target from the labels it sees (e.g. the "
+                "number of ordered classes), which partitions cannot share: "
+                "DaskDistributionalRegressor does not take it yet. Fit it in-process "
+                "(DistributionalRegressor) on the collected data, or use a count family.")
+        if family.classification:
+            raise ValueError(f"Family {family.name!r} is a classification family; "
+                             "DaskDistributionalRegressor fits regression families.")
         seed = int_seed(self.random_state)
         eval_set, eval_weight = check_eval_set(eval_set, eval_sample_weight)
         data = place(client, as_frame(client, X, y, sample_weight))

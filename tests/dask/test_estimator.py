@@ -256,6 +256,8 @@ def test_bad_values_name_the_partition_and_the_rows(client):
         DaskDistributionalRegressor("gamma", client=client).fit(Xd, yd)  # y < 0 rows
     with pytest.raises(TypeError, match="Dask DataFrame or Dask Array"):
         DaskDistributionalRegressor(client=client).fit(X, y)
+    with pytest.raises(ValueError, match="encodes its target from the labels"):
+        DaskDistributionalRegressor("ordinal_logit", client=client).fit(Xd, yd)
 
 
 def test_no_client_is_a_clear_error(monkeypatch):
