@@ -19,13 +19,19 @@ import math
 
 import numpy as np
 import torch
+import xgboost
 
 from ..boosting.derivatives import NonFiniteLoss, step_derivatives
-from ..boosting.engine import DESCENT_RTOL
 from ..calibration import DispersionSearch
 
 __all__ = ["pack_target", "unpack_target", "WorkerObjective", "WorkerMetric",
-           "make_guard", "pop_state", "TRAIN", "VALID"]
+           "make_guard", "make_rate", "pop_state", "TRAIN", "VALID", "DESCENT_RTOL"]
+
+#: A round is accepted when the training loss after it is at most the loss before it plus this
+#: relative tolerance: XGBoost hands the objective float32 margins, whose rounding (about
+#: 6e-8 of each raw score) moves the loss by far more than the in-process engine's float64
+#: tolerance (``DESCENT_RTOL``, 1e-9) allows.
+DESCENT_RTOL = 1e-6
 
 #: fit key -> {"train": [loss before each round], "valid": [...], "shift": [...]}
 _STATE: dict[str, dict[str, list]] = {}
@@ -205,23 +211,48 @@ def pop_state(key: str) -> dict:
     return _STATE.pop(key, {})
 
 
-def make_guard(key: str, descent: bool = True):
-    """A ``TrainingCallback`` that stops training when the training loss is not finite or
-    rises (the engine's descent check, without its step halving: the driver removes the
-    rounds from the first rise on) or the validation loss is not finite."""
+class DescentGuard(xgboost.callback.TrainingCallback):
+    """Stops training when the training loss is not finite or rises (the driver then keeps
+    the rounds before the rise and continues them at half the step), or the validation loss
+    is not finite.
+
+    A module-level class, so that a worker unpickles it by reference and reads the worker's
+    own loss table (a class defined inside a function would be pickled by value, with a
+    copy of the table).
+    """
+
+    def __init__(self, key: str, descent: bool = True):
+        self.key = key
+        self.descent = descent
+
+    def after_iteration(self, model, epoch, evals_log):
+        state = _STATE.get(self.key, {})
+        train = state.get(TRAIN, [])
+        if not train:
+            return False
+        last = train[-1]
+        if not math.isfinite(last):
+            return True
+        if (self.descent and len(train) >= 2
+                and last > train[-2] + DESCENT_RTOL * abs(train[-2])):
+            return True
+        return bool(VALID in state and not math.isfinite(state[VALID][-1]))
+
+
+def make_guard(key: str, descent: bool = True) -> DescentGuard:
+    """The :class:`DescentGuard` of the fit ``key``."""
+    return DescentGuard(key, descent)
+
+
+def make_rate(start: int, first: float, rate: float):
+    """A ``TrainingCallback`` that grows round ``start`` (the first of a restarted run) at
+    learning rate ``first`` and every later round at ``rate``: the distributed form of the
+    engine's step halving."""
     import xgboost
 
-    class DescentGuard(xgboost.callback.TrainingCallback):
-        def after_iteration(self, model, epoch, evals_log):
-            state = _STATE.get(key, {})
-            train = state.get(TRAIN, [])
-            if not train:
-                return False
-            last = train[-1]
-            if not math.isfinite(last):
-                return True
-            if descent and len(train) >= 2 and last > train[-2] + DESCENT_RTOL * abs(train[-2]):
-                return True
-            return bool(VALID in state and not math.isfinite(state[VALID][-1]))
+    class FirstRoundRate(xgboost.callback.TrainingCallback):
+        def before_iteration(self, model, epoch, evals_log):
+            model.set_param({"eta": float(first if epoch == start else rate)})
+            return False
 
-    return DescentGuard()
+    return FirstRoundRate()

@@ -23,6 +23,7 @@ else the default client (``distributed.default_client()``).
 
 from __future__ import annotations
 
+import functools
 import uuid
 import warnings
 
@@ -35,18 +36,20 @@ from sklearn.utils.validation import check_is_fitted
 from .. import families as _families
 from .._options import Option, OptionsMixin
 from .._validation import check_eval_set, int_seed
-from ..boosting.engine import FittedEnsemble
+from ..boosting.engine import MAX_HALVINGS, FittedEnsemble
 from ..boosting.xgboost_backend import XGBoostModel, xgb_params
 from ..estimators import DistributionalRegressor, check_target
 from ..objective import FamilyObjective
 from ._data import TrainingFrame, as_frame, place
 from ._reduce import global_curvature, holdout_split, refine_start, target_pass
 from ._worker import (
+    DESCENT_RTOL,
     TRAIN,
     VALID,
     WorkerMetric,
     WorkerObjective,
     make_guard,
+    make_rate,
     pack_target,
     pop_state,
     slots,
@@ -201,25 +204,42 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
                                      n_iter_no_change=None if valid is None
                                      else self.n_iter_no_change)
         k = objective.n_outputs
-        metric = self.scoring_rule
-        key = uuid.uuid4().hex
         bounds = train.bounds
         dtrain = _dmatrix(xgb_dask, client, train, k)
-        callbacks = [make_guard(key)]
+        dvalid = None if valid is None else _dmatrix(xgb_dask, client, valid, k)
+        column = objective.dispersion_column() if self.calibrate else None
+        run = functools.partial(self._train_once, client, xgb_dask, xgboost, family,
+                                xgb_params(params, k), dtrain, dvalid, objective, step, scale,
+                                weight_mean, bounds, column)
+        booster, history = _boost_with_halving(run, self.n_estimators, params.learning_rate,
+                                               None if valid is None else self.n_iter_no_change)
+        self._set_fitted(family, objective, step, mode, booster, history, data, params)
+        return self
+
+    def _train_once(self, client, xgb_dask, xgboost, family, xparams, dtrain, dvalid,
+                    objective, step, scale, weight_mean, bounds, column, rounds, booster,
+                    first_rate):
+        """One ``xgboost.dask.train`` run of up to ``rounds`` rounds continuing ``booster``
+        (None: from the start values), its first round at ``first_rate``; returns the booster
+        and the exact losses the workers recorded."""
+        metric = self.scoring_rule
+        key = uuid.uuid4().hex
+        if booster is not None:  # the continued model keeps its own (zero) base score
+            xparams = {k: v for k, v in xparams.items() if k != "base_score"}
+        # xgboost.train numbers the rounds of every run from 0, continued or not.
+        callbacks = [make_guard(key), make_rate(0, first_rate, xparams["eta"])]
         evals, custom_metric = [], None
-        if valid is not None:
-            evals = [(_dmatrix(xgb_dask, client, valid, k), "valid")]
-            column = objective.dispersion_column() if self.calibrate else None
+        if dvalid is not None:
+            evals = [(dvalid, "valid")]
             custom_metric = WorkerMetric(objective, metric, key, column, bounds)
             callbacks.append(xgboost.callback.EarlyStopping(
                 rounds=self.n_iter_no_change, metric_name=metric, data_name="valid",
                 save_best=False))
         try:
             out = xgb_dask.train(
-                client, xgb_params(params, k), dtrain, num_boost_round=self.n_estimators,
-                evals=evals, obj=WorkerObjective(objective, step, scale, weight_mean, key,
-                                                 bounds),
-                custom_metric=custom_metric, callbacks=callbacks,
+                client, xparams, dtrain, num_boost_round=rounds, evals=evals,
+                obj=WorkerObjective(objective, step, scale, weight_mean, key, bounds),
+                custom_metric=custom_metric, callbacks=callbacks, xgb_model=booster,
                 verbose_eval=self.verbose if self.verbose else False,
                 coll_cfg=xgboost.collective.Config(timeout=COLLECTIVE_TIMEOUT))
         except Exception as err:
@@ -230,9 +250,7 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
                 "its memory limit) ends the run: check the workers' logs and memory, then "
                 "fit again.") from err
         states = [v for v in client.run(pop_state, key).values() if v]
-        self._set_fitted(family, objective, step, mode, out["booster"],
-                         states[0] if states else {}, data, params)
-        return self
+        return out["booster"], (states[0] if states else {})
 
     def _step(self, family) -> str:
         if self.step != "auto":
@@ -242,38 +260,27 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
     def _describe(self, family) -> str:
         return f"{type(self).__name__}(family={family.name!r})"
 
-    def _set_fitted(self, family, objective, step, mode, booster, state, data,
+    def _set_fitted(self, family, objective, step, mode, booster, history, data,
                     params) -> None:
         metric = self.scoring_rule
-        train = list(state.get(TRAIN, []))
-        n_iter = booster.num_boosted_rounds()
-        kept, stopped = n_iter, "n_estimators"
-        for j, value in enumerate(train):
-            if not np.isfinite(value):
-                kept, stopped = max(j - 1, 0), "non_finite_loss"
-                break
-            if j and value > train[j - 1] + 1e-9 * abs(train[j - 1]):
-                kept, stopped = j - 1, "no_descent"
-                break
-        if stopped != "n_estimators":
+        train, curve = history["train"], history["valid"]
+        n_iter, stopped = len(history["scales"]), history["stopped"]
+        if stopped in ("no_descent", "non_finite_loss"):
             warnings.warn(
-                f"{self._describe(family)}: boosting stopped at round {kept + 1}: the "
+                f"{self._describe(family)}: boosting stopped at round {n_iter + 1}: the "
                 f"training loss {'is not finite' if stopped == 'non_finite_loss' else 'rose'} "
-                f"after it; keeping the {kept} rounds before it (XGBoost's distributed "
-                "engine cannot halve a round's step: a smaller learning_rate avoids this).",
-                RuntimeWarning, stacklevel=3)
-        curve = list(state.get(VALID, []))
-        best, shift = kept, 0.0
-        if curve and kept > 0:
-            best = int(np.argmin(curve[:kept])) + 1
-            if stopped == "n_estimators" and n_iter < self.n_estimators:
-                stopped = "early_stopping"
-            shift = float(state.get("shift", [0.0] * len(curve))[best - 1])
+                f"at every step length down to learning_rate / {2 ** MAX_HALVINGS}; keeping "
+                f"the {n_iter} rounds before it.", RuntimeWarning, stacklevel=3)
+        best, shift = n_iter, 0.0
+        if curve and n_iter > 0:
+            best = int(np.argmin(curve)) + 1
+            shift = float(history["shift"][best - 1]) if history["shift"] else 0.0
         evals = {"train": {metric: train}}
         if curve:
             evals["valid"] = {metric: curve}
         ensemble = FittedEnsemble(XGBoostModel(booster, objective.n_outputs),
-                                  objective.init_raw, best, n_iter, evals, stopped)
+                                  objective.init_raw, best, n_iter, evals, stopped,
+                                  history["scales"])
         attrs = {
             "family_": family, "ensemble_": ensemble, "raw_floor_": objective.raw_floor,
             "dispersion_shift_": shift, "linear_start_": None, "early_stopping_": mode,
@@ -386,6 +393,64 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
                      for p in data.frame.to_delayed()]
             s = np.sum(client.compute(tasks, sync=True), axis=0)
         return float(s[0] / s[1])
+
+
+def _boost_with_halving(run, n_estimators: int, learning_rate: float,
+                        patience: int | None):
+    """The engine's descent rule on a cluster: train until a round raises the training loss
+    (or it is not finite), keep the rounds before it, and continue from them with that
+    round grown again at half the step (1/2, 1/4, ... down to ``learning_rate /
+    2**MAX_HALVINGS``, as :func:`distboost.boosting.fit_boosting`), the rounds after it at
+    the full rate.  XGBoost cannot take a round back inside a distributed run, so each
+    halving is a new ``xgboost.dask.train`` continuing the kept rounds (``xgb_model``).
+
+    Returns the booster (None for no rounds) and the history: the training loss before
+    each kept round, the validation loss and dispersion shift after it, each round's step
+    relative to ``learning_rate``, and why training stopped.
+    """
+    booster, level = None, 0
+    history = {"train": [], "valid": [], "shift": [], "scales": [], "stopped": None}
+    while history["stopped"] is None:
+        done = len(history["scales"])
+        if done >= n_estimators:
+            history["stopped"] = "n_estimators"
+            break
+        grown, state = run(n_estimators - done, booster, learning_rate * 0.5 ** level)
+        losses = state.get(TRAIN, [])
+        seg = grown.num_boosted_rounds() - done
+        bad = None
+        if losses and not np.isfinite(losses[0]):
+            bad = 0
+        for j in range(1, len(losses)):
+            if not np.isfinite(losses[j]) or losses[j] > losses[j - 1] + DESCENT_RTOL * abs(
+                    losses[j - 1]):
+                bad = j - 1  # round j - 1 of this run raised the loss
+                break
+        keep = seg if bad is None else bad
+        history["train"] += losses[:keep]
+        history["valid"] += state.get(VALID, [])[:keep]
+        history["shift"] += state.get("shift", [])[:keep]
+        history["scales"] += ([0.5 ** level] + [1.0] * (keep - 1)) if keep else []
+        total = done + keep
+        booster = None if total == 0 else (grown if keep == seg else grown[:total])
+        if bad is not None:
+            level = level + 1 if keep == 0 else 1
+            if level > MAX_HALVINGS or (losses and not np.isfinite(losses[0])):
+                history["stopped"] = ("non_finite_loss" if not all(np.isfinite(losses))
+                                      else "no_descent")
+            continue
+        level = 0
+        curve = history["valid"]
+        if patience is not None and curve and len(curve) - (int(np.argmin(curve)) + 1) >= \
+                patience:
+            history["stopped"] = "early_stopping"
+        elif len(history["scales"]) >= n_estimators:
+            history["stopped"] = "n_estimators"
+        elif curve and not np.isfinite(curve[-1]):
+            history["stopped"] = "non_finite_loss"
+        else:  # the run ended for no reason of ours: take it as the end
+            history["stopped"] = "early_stopping" if curve else "n_estimators"
+    return booster, history
 
 
 def _sub(data: TrainingFrame, frame) -> TrainingFrame:

@@ -341,3 +341,20 @@ def test_clone_shares_the_client_and_a_pickled_model_predicts(normal_fit, client
     assert back.client is None
     np.testing.assert_array_equal(back.to_local().predict_raw(Xv),
                                   model.to_local().predict_raw(Xv))
+
+
+def test_a_round_that_raises_the_loss_is_regrown_at_half_the_step(client):
+    """The engine's descent rule on the cluster: with a learning rate far too large the
+    rounds are halved (each halving a continued xgboost.dask run), the training loss never
+    rises, and training goes on instead of stopping at the first rise."""
+    X, y = simulate(1500, seed=12)
+    Xd, yd = to_dask(X, y, npartitions=2)
+    model = DaskDistributionalRegressor(step="newton", learning_rate=3.0, n_estimators=12,
+                                        early_stopping=False, client=client,
+                                        random_state=0).fit(Xd, yd)
+    train = model.evals_result_["train"]["nll"]
+    scales = model.ensemble_.step_scales_
+    assert model.n_iter_ == 12 and len(scales) == 12
+    assert min(scales) < 1.0  # some rounds were halved
+    assert np.all(np.diff(train) <= 1e-6 * np.abs(train[:-1]))
+    assert train[-1] < train[0] - 0.1
