@@ -47,12 +47,19 @@ def _marginal_table(y: np.ndarray) -> pd.DataFrame:
         if fam.classification:
             skipped[name] = "a classification family"
             continue
+        if getattr(fam, "encode_target", None) is not None:
+            skipped[name] = "ordered classes, read from y by an estimator's fit"
+            continue
         try:
             fam.validate_y(y)
         except ValueError:
             skipped[name] = f"support {fam.support} does not hold y"
             continue
-        params = fam.init(y)
+        try:
+            params = fam.init(y)
+        except ValueError:  # e.g. an all-zero y for a zero-adjusted family
+            skipped[name] = "no marginal fit for this y"
+            continue
         raw = torch.as_tensor(fam.raw_from_params(params)).reshape(1, -1).expand(len(y), -1)
         with torch.no_grad():
             loglik = -fam.nll(raw, torch.from_numpy(np.array(y))).mean().item()
