@@ -55,6 +55,11 @@ def _marginal_table(y: np.ndarray) -> pd.DataFrame:
         except ValueError:
             skipped[name] = f"support {fam.support} does not hold y"
             continue
+        if fam.point_mass is not None and not np.any(np.asarray(y) == fam.point_mass):
+            # Its marginal MLE sits on the boundary (an empty point mass) and adds nothing
+            # to the family without the atom.
+            skipped[name] = f"no rows of y at its point mass {fam.point_mass:g}"
+            continue
         try:
             params = fam.init(y)
         except ValueError:  # e.g. an all-zero y for a zero-adjusted family

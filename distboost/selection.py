@@ -112,6 +112,12 @@ def _default_candidates(y: np.ndarray, censored: bool) -> tuple[list[str], dict[
         except ValueError as err:
             excluded[name] = str(err)
             continue
+        if (family.point_mass is not None and not censored
+                and not np.any(np.asarray(y) == family.point_mass)):
+            # Without rows at the atom its MLE sits on the boundary (an empty point mass):
+            # the family without the atom is already a candidate.
+            excluded[name] = f"no rows of y at its point mass {family.point_mass:g}"
+            continue
         kept.append(name)
     return kept, excluded
 
