@@ -30,6 +30,8 @@ def _y_w(part, y_cols, weighted):
 
 def _target_facts(part, i, y_cols, weighted, check, family, rate, seed, name):
     y, w = _y_w(part, y_cols, weighted)
+    if len(y) == 0:  # an empty block (tiny data, or a held-out split that took no rows)
+        return 0, 0.0, y, w
     try:
         y = check(family, y, name)
     except ValueError as err:

@@ -181,7 +181,14 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
         else:
             train, valid, mode = data, None, "none"
         if valid is not None:
-            target_pass(client, valid, family, check_target, seed, 0, name="y of eval_set")
+            total_val = target_pass(client, valid, family, check_target, seed, 0,
+                                    name="y of eval_set" if mode == "eval_set"
+                                    else "y of the held-out rows")[0]
+            if not total_val > 0:
+                raise ValueError(
+                    f"The validation rows ({'eval_set' if mode == 'eval_set' else 'held out'})"
+                    " hold no row of positive weight: give more rows, a larger "
+                    "validation_fraction, or early_stopping=False.")
 
         total, y_sample, w_sample = target_pass(client, train, family, check_target, seed)
         n_train = int(sum(client.compute([train.frame.map_partitions(len).sum()],

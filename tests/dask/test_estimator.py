@@ -358,3 +358,14 @@ def test_a_round_that_raises_the_loss_is_regrown_at_half_the_step(client):
     assert min(scales) < 1.0  # some rounds were halved
     assert np.all(np.diff(train) <= 1e-6 * np.abs(train[:-1]))
     assert train[-1] < train[0] - 0.1
+
+
+def test_tiny_data_fits_or_says_why_not(client):
+    X, y = simulate(30, seed=13)
+    Xd, yd = to_dask(X, y, npartitions=2)
+    with pytest.raises(ValueError, match=r"validation rows \(held out\) hold no row"):
+        DaskDistributionalRegressor(validation_fraction=0.001, client=client).fit(Xd, yd)
+    model = DaskDistributionalRegressor(early_stopping=False, n_estimators=20, client=client,
+                                        random_state=0).fit(Xd, yd)
+    scale = model.to_local().predict_params(X)["scale"]
+    assert np.all(np.isfinite(scale)) and scale.min() > 0.05  # no collapsed spread
