@@ -54,6 +54,7 @@ def target_pass(client, tf, family, check, seed: int, sample_rows: int = 200_000
     Returns
     -------
     weight_total : float
+    n_rows : int
     y_sample : ndarray of shape (m,) or (m, 2)
     w_sample : ndarray of shape (m,) or None
     """
@@ -75,7 +76,7 @@ def target_pass(client, tf, family, check, seed: int, sample_rows: int = 200_000
     y_sample = np.concatenate(ys)
     w_sample = None if not tf.weighted else np.concatenate(
         [f[3] for f in facts if len(f[2])] or [facts[0][3]])
-    return total, y_sample, w_sample
+    return total, int(sum(f[0] for f in facts)), y_sample, w_sample
 
 
 def _nll_sum_grad(part, y_cols, weighted, family, raw):

@@ -130,13 +130,16 @@ class WorkerObjective:
         self.key = key
         self.k = objective.n_outputs
         self.censored = bool(censored)
+        self._callables = None
 
     def __call__(self, predt, dtrain):
         raw = np.asarray(predt, dtype=np.float64).reshape(-1, self.k) + self.objective.init_raw
         y = unpack_target(dtrain, self.k, self.censored)
         w = _weights(dtrain, self.weight_mean)
         data = self.objective.data(None, y)
-        callables = self.objective.engine_callables(self.step, 0)
+        if self._callables is None:  # once per worker, not every round
+            self._callables = self.objective.engine_callables(self.step, 0)
+        callables = self._callables
         try:
             per_row, grad, hess = step_derivatives(
                 callables["loss"], raw, data, self.step, fisher=callables.get("fisher"),

@@ -190,9 +190,8 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
                     " hold no row of positive weight: give more rows, a larger "
                     "validation_fraction, or early_stopping=False.")
 
-        total, y_sample, w_sample = target_pass(client, train, family, check_target, seed)
-        n_train = int(sum(client.compute([train.frame.map_partitions(len).sum()],
-                                         sync=True)))
+        total, n_train, y_sample, w_sample = target_pass(client, train, family, check_target,
+                                                         seed)
         weight_mean = total / n_train if train.weighted else 1.0
         start = family.init(y_sample, w_sample)
         raw = refine_start(client, train, family, family.raw_from_params(start),
