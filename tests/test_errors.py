@@ -44,6 +44,37 @@ CASES = {
                            r"6 of 6 rows outside the support integers"),
     "2-D y for a 1-D family": (lambda: R().fit(X, np.c_[Y, Y]), ValueError,
                                r"expects a 1-D target y, got an array of shape \(6, 2\)"),
+    "1-D y for a vector family": (
+        lambda: R(family="multivariate_normal").fit(X, Y), ValueError,
+        r"y must have shape \(n, d\) with d >= 2 columns; got shape \(6,\)"),
+    "y with other parts than the fit": (
+        lambda: R(family="multivariate_normal", n_estimators=2).fit(X, np.c_[Y, Y ** 2]).score(
+            X, np.c_[Y, Y, Y]), ValueError,
+        r"built for d=2 parts: y must have shape \(n, 2\); got \(6, 3\)"),
+    "a constant part of a vector target": (
+        lambda: R(family="multivariate_normal").fit(X, np.c_[Y, np.ones(6)]), ValueError,
+        r"part\(s\) \['y1'\] of family 'multivariate_normal' are constant over all 6 rows"),
+    "collinear parts of a vector target": (
+        lambda: R(family="multivariate_normal").fit(X, np.c_[Y, 1 - Y]), ValueError,
+        r"2 target parts of family 'multivariate_normal' are collinear over the 6 rows"),
+    "composition rows that do not sum to 1": (
+        lambda: R(family="dirichlet").fit(X, np.c_[Y, Y] / 10), ValueError,
+        r"5 of 6 rows whose parts do not sum to 1"),
+    "a composition with a zero part": (
+        lambda: R(family="dirichlet").fit(X, np.c_[Y / 6, 1 - Y / 6]), ValueError,
+        r"1 of 6 rows with a part <= 0"),
+    "quantiles of a vector family": (
+        lambda: R(family="multivariate_normal", n_estimators=2).fit(
+            X, np.c_[Y, Y ** 2]).predict_quantiles(X), ValueError,
+        r"vectors of 2 parts, which have no quantiles; use the margins"),
+    "a vector family in the varying-coefficient model": (
+        lambda: db.VaryingCoefficientRegressor(family="multivariate_normal",
+                                               linear_features=[0]).fit(X, np.c_[Y, Y ** 2]),
+        ValueError, r"cannot carry varying coefficients: it models a vector target"),
+    "scale_tril with entries above the diagonal": (
+        lambda: db.Predictive.from_params("multivariate_normal", loc=[0.0, 0.0],
+                                          scale_tril=[[1.0, 0.5], [0.0, 1.0]]), ValueError,
+        r"1 of 1 matrices with nonzero entries above the diagonal"),
     "censored bounds with lower > upper": (
         lambda: R(family="censored_weibull").fit(X, np.c_[Y, Y - 0.5]), ValueError,
         r"6 of 6 rows with lower > upper"),
