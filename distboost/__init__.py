@@ -13,12 +13,13 @@ from .estimators import DistributionalRegressor
 from .explain import Explanation
 from .persistence import load
 from .predictive import Predictive
+from .predictive_multivariate import MultivariatePredictive
 from .selection import compare_families
 from .varying import VaryingCoefficientRegressor
 
 __all__ = [
     "Booster", "DistributionalClassifier", "DistributionalRegressor", "Explanation",
-    "Predictive", "censored",
+    "MultivariatePredictive", "Predictive", "censored",
     "VaryingCoefficientRegressor", "compare_families", "datasets",
     "families", "links", "load", "metrics", "plot",
     "__version__",

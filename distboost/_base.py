@@ -491,7 +491,7 @@ feature_names_in_ : ndarray of str
         return Predictive(self.family_, params, index=index)
 
     def predict(self, X) -> np.ndarray:
-        """Conditional mean, ndarray of shape (n,)."""
+        """Conditional mean, ndarray of shape (n,) ((n, d) for a vector family)."""
         return self.predict_dist(X).mean
 
     def predict_quantiles(self, X, quantiles=(0.05, 0.5, 0.95)):
@@ -506,11 +506,16 @@ feature_names_in_ : ndarray of str
 
     def predict_interval(self, X, level: float = 0.9):
         """Central prediction interval of the given level: ndarray of shape (n, 2), or a
-        DataFrame with X's index and columns ``lower``, ``upper`` when X is a DataFrame."""
+        DataFrame with X's index and columns ``lower``, ``upper`` when X is a DataFrame.  A
+        vector family gives one interval per part: (n, d, 2), or columns ``<part>_lower``,
+        ``<part>_upper``."""
         dist = self.predict_dist(X)
         out = dist.interval(level)
         if dist.index is None:
             return out
+        if out.ndim == 3:  # a vector family: (n, d, 2), one interval per part
+            columns = [f"{part}_{end}" for part in self.family_.parts for end in ("lower", "upper")]
+            return pd.DataFrame(out.reshape(len(out), -1), index=dist.index, columns=columns)
         return pd.DataFrame(out, index=dist.index, columns=["lower", "upper"])
 
     def score(self, X, y, sample_weight=None) -> float:

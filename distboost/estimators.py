@@ -10,6 +10,7 @@ intervals, parameters).  Everything but the target's validation lives in the sha
 
 from __future__ import annotations
 
+import copy
 import warnings
 
 import numpy as np
@@ -62,6 +63,9 @@ class DistributionalRegressor(RegressorMixin, DistributionalEstimator):
 
     def _prepare_target(self, y):
         family = _families.get(self.family, links=self.links)
+        if hasattr(family, "encode_target") and family is self.family:
+            # encode_target reads the classes / parts from y: never into the user's object.
+            family = copy.deepcopy(family)
         return family, check_target(family, y), {}
 
     def _check_target(self, family, y, name, context):

@@ -105,7 +105,9 @@ class Predictive:
     Parameters
     ----------
     family : str or Family
-        A registered family name or a :class:`~distboost.families.Family` instance.
+        A registered family name or a :class:`~distboost.families.Family` instance; a vector
+        family (``multivariate_normal``, ``dirichlet``) gives a
+        :class:`~distboost.MultivariatePredictive`.
     params : dict of str to array_like
         Natural-scale parameters named as in ``family.param_names``, each of shape (n,);
         scalars broadcast against the others (all scalars give ``n = 1``).
@@ -137,6 +139,17 @@ class Predictive:
     >>> d.interval(0.9).shape, d.sample(5, random_state=0).shape
     ((2, 2), (5, 2))
     """
+
+    #: The subclass that holds a vector family's distributions (``MultivariatePredictive``,
+    #: which sets itself here when its module is imported, as ``distboost`` does).
+    _vector_class: type | None = None
+
+    def __new__(cls, *args, **kwargs):
+        if cls is Predictive and (args or "family" in kwargs):
+            family = _families.get(args[0] if args else kwargs["family"])
+            if family.multivariate and Predictive._vector_class is not None:
+                return object.__new__(Predictive._vector_class)
+        return object.__new__(cls)
 
     def __init__(self, family: str | Family, params: Mapping[str, object], index=None):
         family = _families.get(family)

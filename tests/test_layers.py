@@ -38,7 +38,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                 "distboost._version", "distboost._progress")),
     ("links", ("distboost.links",)),
     ("families", ("distboost.families",)),
-    ("predictive", ("distboost.predictive",)),
+    ("predictive", ("distboost.predictive", "distboost.predictive_multivariate")),
     ("metrics", ("distboost.metrics",)),
     ("boosting", ("distboost.boosting",)),
     ("objective", ("distboost.objective",)),

@@ -81,6 +81,8 @@ class Family:
     point_mass : float or None
         A value of a continuous family's ``y`` with positive probability (the zero of the
         zero-adjusted families).
+    multivariate : bool
+        ``y`` is a vector of parts, shape (n, d) (``multivariate_normal``, ``dirichlet``).
     """
 
     name: str = ""
@@ -113,6 +115,9 @@ class Family:
     #: the zero-adjusted families), or None: its likelihood mixes a probability and a density
     #: (``distboost.selection.family_kind`` is ``"mixed"``).
     point_mass: float | None = None
+    #: ``y`` is a vector of ``d >= 2`` parts, shape (n, d)
+    #: (:class:`~distboost.families.multivariate.VectorFamily`).
+    multivariate: bool = False
 
     def __init__(self, links: Mapping[str, str | Link] | None = None):
         resolved: dict[str, Link] = {}
@@ -351,8 +356,11 @@ class Family:
         if y.ndim == 2 and y.shape[1] == 1:
             y = y[:, 0]
         if y.ndim != 1:
+            hint = (" For a target of d parts use 'multivariate_normal' (or 'dirichlet' for "
+                    "compositions)." if y.ndim == 2 else "")
             raise ValueError(
-                f"Family {self.name!r} expects a 1-D target y, got an array of shape {y.shape}."
+                f"Family {self.name!r} expects a 1-D target y, got an array of shape "
+                f"{y.shape}.{hint}"
             )
         nonfinite = ~np.isfinite(y)
         if nonfinite.any():

@@ -34,7 +34,13 @@ FAMILIES.update({
     "mixture-normal-2": lambda: db.families.Mixture("normal", n_components=2),
     "mixture-gamma-3-links": lambda: db.families.Mixture("gamma", n_components=3,
                                                          links={"rate": "softplus"}),
+    "multivariate_normal(3)-names": lambda: db.families.get("multivariate_normal").with_dim(
+        3, target_names=["a", "b", "c"]),
+    "multivariate_normal(2)-links": lambda: db.families.get(
+        "multivariate_normal", links={"scale_tril_1_1": "softplus"}).with_dim(2),
+    "dirichlet(4)": lambda: db.families.get("dirichlet").with_dim(4),
 })
+PLACEHOLDERS = ("categorical", "ordinal_logit", "multivariate_normal", "dirichlet")
 
 
 def _json(state):
@@ -50,7 +56,7 @@ def test_state_round_trips_through_json(case):
     assert type(back) is type(fam)
     assert back.get_state() == state
     assert back.name == fam.name
-    if case in ("categorical", "ordinal_logit"):  # the placeholders without classes
+    if case in PLACEHOLDERS:  # without classes or parts
         return
     assert back.param_names == fam.param_names
     assert {p: lk.name for p, lk in back.links.items()} == \
@@ -60,8 +66,7 @@ def test_state_round_trips_through_json(case):
     assert back.default_step == fam.default_step
 
 
-@pytest.mark.parametrize("case", [c for c in FAMILIES
-                                  if c not in ("categorical", "ordinal_logit")])
+@pytest.mark.parametrize("case", [c for c in FAMILIES if c not in PLACEHOLDERS])
 def test_rebuilt_family_has_bit_identical_likelihood(case):
     fam = FAMILIES[case]()
     back = db.families.from_state(_json(fam.get_state()))
@@ -72,6 +77,8 @@ def test_rebuilt_family_has_bit_identical_likelihood(case):
         if isinstance(fam, Censored):
             t = fam.icdf(params, torch.full((20,), 0.4))
             y = torch.stack([t, torch.where(torch.arange(20) % 2 == 0, t, t + 1.0)], dim=1)
+        elif fam.multivariate:
+            y = fam.distribution(params).sample()
         elif fam.classification:
             y = torch.as_tensor(rng.integers(0, fam.support.high + 1, size=20), dtype=torch.float64)
         else:
