@@ -4,8 +4,6 @@ d = 1, the exact Normal variogram against sampling, propriety, reproducibility, 
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 import scipy.stats as st
@@ -15,51 +13,15 @@ import distboost as db
 from distboost.metrics import multivariate as mv
 
 
-# Stand-ins for the multivariate Predictive (same interface, numpy draws) until the core lands.
-class _StandIn:
-    def __init__(self, name, params):
-        self.family = SimpleNamespace(name=name, multivariate=True)
-        self.params = params
-
-    def __len__(self):
-        return next(iter(self.params.values())).shape[0]
-
-    def __getitem__(self, rows):
-        return type(self)(self.family.name, {k: v[rows] for k, v in self.params.items()})
-
-
-class _MVN(_StandIn):
-    dim = property(lambda self: self.params["loc"].shape[1])
-    mean = property(lambda self: self.params["loc"])
-    covariance = property(lambda self: self.params["scale_tril"]
-                          @ np.swapaxes(self.params["scale_tril"], 1, 2))
-
-    def sample(self, m, random_state=None):
-        z = np.random.default_rng(random_state).standard_normal((m, *self.params["loc"].shape))
-        return self.params["loc"] + np.einsum("nij,mnj->mni", self.params["scale_tril"], z)
-
-    def log_prob(self, y):
-        return np.array([st.multivariate_normal(m, c).logpdf(v)
-                         for m, c, v in zip(self.mean, self.covariance, y, strict=True)])
-
-
-class _Dirichlet(_StandIn):
-    dim = property(lambda self: self.params["concentration"].shape[1])
-
-    def sample(self, m, random_state=None):
-        a = self.params["concentration"]
-        g = np.random.default_rng(random_state).standard_gamma(a, size=(m, *a.shape))
-        return g / g.sum(-1, keepdims=True)
-
-
 def mvn(loc, cov):
     loc = np.asarray(loc, float)
     cov = np.broadcast_to(np.asarray(cov, float), (*loc.shape, loc.shape[1]))
-    return _MVN("multivariate_normal", {"loc": loc, "scale_tril": np.linalg.cholesky(cov)})
+    return db.Predictive.from_params("multivariate_normal", loc=loc,
+                                     scale_tril=np.linalg.cholesky(cov))
 
 
 def dirichlet(concentration):
-    return _Dirichlet("dirichlet", {"concentration": np.asarray(concentration, float)})
+    return db.Predictive.from_params("dirichlet", concentration=np.asarray(concentration, float))
 
 
 def _cov(rho, d=2):
@@ -135,11 +97,12 @@ def test_variogram_score_of_an_ensemble_is_scoringrules(p, estimator):
 
 
 def test_energy_score_at_d1_is_the_crps_within_monte_carlo_error():
+    # the multivariate Normal needs d >= 2: score draws of a univariate Normal as (m, n, 1)
     n = 300
     loc, scale = RNG.normal(size=n), RNG.uniform(0.5, 2.0, n)
     y = loc + scale * RNG.standard_t(5, size=n)
-    d = mvn(loc[:, None], (scale**2)[:, None, None])
-    es = db.metrics.energy_score(d, y[:, None], n_samples=20_000, random_state=3)
+    draws = db.Predictive.from_params("normal", loc=loc, scale=scale).sample(20_000, 3)
+    es = db.metrics.energy_score(draws[:, :, None], y[:, None], estimator="akr")
     diff = es - db.metrics.crps_normal(y, loc, scale)  # independent, unbiased row errors
     se = diff.std(ddof=1) / np.sqrt(n)
     assert abs(diff.mean()) < 4 * se, (diff.mean(), se)
@@ -248,18 +211,26 @@ def test_nll_of_a_multivariate_target():
                                np.average(want, weights=np.arange(1.0, 6.0)), rtol=1e-10)
     with pytest.raises(ValueError, match=r"nll: y has shape \(5,\); expected \(5, 2\)"):
         db.metrics.nll(d, y[:, 0])
+    alpha = RNG.uniform(0.5, 3.0, size=(4, 3))
+    dd = dirichlet(alpha)
+    yy = dd.sample(1, random_state=3)[0]
+    want = [-st.dirichlet(a).logpdf(v) for a, v in zip(alpha, yy, strict=True)]
+    np.testing.assert_allclose(db.metrics.nll(dd, yy), want, rtol=1e-9)
 
 
 def test_scorers_score_multivariate_targets():
-    loc = RNG.normal(size=(30, 2))
-    d = mvn(loc, _cov(0.5))
-    y = d.sample(1, random_state=2)[0]
-    model = SimpleNamespace(predict_dist=lambda X: d)
+    X = RNG.normal(size=(60, 2))
+    y = np.c_[X[:, 0], X[:, 0] + X[:, 1]] + RNG.normal(size=(60, 2))
+    model = db.DistributionalRegressor(family="multivariate_normal", n_estimators=5).fit(X, y)
+    d = model.predict_dist(X)
     get = db.metrics.get_scorer
-    assert get("energy_score")(model, None, y) == -db.metrics.mean_energy_score(d, y)
-    assert get("variogram_score")(model, None, y) == -db.metrics.mean_variogram_score(d, y)
-    assert get("nll")(model, None, y) == pytest.approx(-db.metrics.nll(d, y).mean())
-    assert get("loglik")(model, None, y) == get("nll")(model, None, y)
+    assert get("energy_score")(model, X, y) == -db.metrics.mean_energy_score(d, y)
+    assert get("variogram_score")(model, X, y) == -db.metrics.mean_variogram_score(d, y)
+    assert get("nll")(model, X, y) == pytest.approx(-db.metrics.nll(d, y).mean())
+    assert get("loglik")(model, X, y) == get("nll")(model, X, y)
+    w = RNG.uniform(size=60)
+    assert get("energy_score")(model, X, y, sample_weight=w) == pytest.approx(
+        -np.average(db.metrics.energy_score(d, y), weights=w))
     assert {"energy_score", "variogram_score"} <= set(db.metrics.available_scorers())
 
 
