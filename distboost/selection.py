@@ -181,7 +181,7 @@ def _spread(y: np.ndarray, censored: bool) -> float:
     return float(q75 - q25) if q75 > q25 else float(np.std(v))
 
 
-def compare_families(X, y, families=None, cv=5, metrics=("nll", "crps", "coverage_90"),
+def compare_families(X, y, families=None, cv=5, metrics=None,
                      random_state=0, progress: bool = False, n_jobs: int | None = None,
                      multivariate: bool | None = None, **estimator_params) -> pd.DataFrame:
     """Cross-validate a boosted model of each family on the same folds, like with like.
@@ -201,10 +201,12 @@ def compare_families(X, y, families=None, cv=5, metrics=("nll", "crps", "coverag
         gets a row with the reason in ``skipped``.
     cv : int
         Number of folds (shuffled, seeded by ``random_state``).
-    metrics : sequence of str
+    metrics : sequence of str, optional
         Among ``nll``, ``crps``, ``coverage_90`` (any ``coverage_<p>``), ``interval_score_90``,
-        and for censored ``y``: ``nll`` (censored), ``crps`` (survival CRPS), ``c_index``.
-        ``crps`` is added when the ranking needs it (see Returns).
+        for censored ``y``: ``nll`` (censored), ``crps`` (survival CRPS), ``c_index``, and
+        for a vector ``y``: ``nll``, ``energy_score``, ``variogram_score``.  Default
+        ``("nll", "crps", "coverage_90")``, ``("nll", "energy_score")`` for a vector ``y``.
+        ``crps`` (``energy_score``) is added when the ranking needs it (see Returns).
     random_state : int
     progress : bool, default=False
         Show a progress bar over the fits (families x folds; ``tqdm.auto``).
@@ -261,6 +263,9 @@ def compare_families(X, y, families=None, cv=5, metrics=("nll", "crps", "coverag
     excluded: dict[str, str] = {}
     if families is None:
         families, excluded = _default_candidates(y, target)
+    if metrics is None:
+        metrics = ("nll", "energy_score") if target == "vector" else ("nll", "crps",
+                                                                      "coverage_90")
     metrics = tuple(metrics)
     unknown = [m for m in metrics if not _known_metric(m)]
     if unknown or not metrics:

@@ -234,3 +234,28 @@ def test_compare_prints_its_folds_takes_families_and_fits_a_terminal(csv, tmp_pa
     assert "(5 folds)" in capsys.readouterr().out
     assert main(["compare", str(csv), "--target", "y", "--families", "nonesuch"]) == 2
     assert "Unknown family 'nonesuch'" in capsys.readouterr().err
+
+
+def test_several_targets_fit_a_vector_family_predict_and_compare(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    n = 150
+    df = pd.DataFrame({"x1": rng.uniform(-1, 1, n), "x2": rng.uniform(-1, 1, n)})
+    e = rng.multivariate_normal([0, 0], [[1, 0.8], [0.8, 1]], size=n)
+    df["load1"], df["load2"] = df["x1"] + e[:, 0], df["x2"] + e[:, 1]
+    data, model = tmp_path / "d.csv", tmp_path / "m.json"
+    df.to_csv(data, index=False)
+    assert main(["fit", str(data), "--target", "load1,load2", "--out", str(model),
+                 "--no-progress"]) == 0
+    assert "Fitted multivariate_normal" in capsys.readouterr().out
+    out = tmp_path / "p.csv"
+    assert main(["predict", str(model), str(data), "--out", str(out),
+                 "--quantiles", "0.1,0.9"]) == 0
+    pred = pd.read_csv(out)
+    assert {"mean_load1", "sd_load2", "corr_load1_load2", "load2_q0.9"} <= set(pred.columns)
+    assert pred["corr_load1_load2"].between(0.3, 0.95).all()
+    assert main(["predict", str(model), str(data), "--times", "1"]) == 2
+    assert "--times gives survival probabilities of one target" in capsys.readouterr().err
+    assert main(["compare", str(data), "--target", "load1,load2", "--cv", "2",
+                 "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "multivariate_normal" in printed and "energy_score" in printed
