@@ -262,7 +262,7 @@ def tensors(fam, p: dict, n: int) -> dict[str, torch.Tensor]:
 
 
 # Vector families (y of shape (n, d)) have no cdf or quantiles: their own tests are in
-# tests/families/test_multivariate.py and test_dirichlet.py, which check that they cover every
+# tests/families/test_multivariate_normal.py and test_dirichlet.py, which check that they cover every
 # registered one.
 VECTOR_FAMILIES = [f for f in db.families.available() if db.families.get(f).multivariate]
 FAMILIES = [f for f in db.families.available() if f not in VECTOR_FAMILIES]
