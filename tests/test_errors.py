@@ -57,6 +57,12 @@ CASES = {
         lambda: R(family="multivariate_normal", n_estimators=2).fit(X, np.c_[Y, Y ** 2]).score(
             X, np.c_[Y, Y, Y]), ValueError,
         r"built for d=2 parts: y must have shape \(n, 2\); got \(6, 3\)"),
+    "parts in another order than the fit": (
+        lambda: R(family="multivariate_normal", n_estimators=2).fit(
+            X, pd.DataFrame({"a": Y, "b": Y ** 2})).score(X, pd.DataFrame({"b": Y ** 2,
+                                                                          "a": Y})),
+        ValueError, r"Target y has columns \['b', 'a'\]; family 'multivariate_normal' was "
+                    r"fitted on the parts \['a', 'b'\] in that order"),
     "a constant part of a vector target": (
         lambda: R(family="multivariate_normal").fit(X, np.c_[Y, np.ones(6)]), ValueError,
         r"part\(s\) \['y1'\] of family 'multivariate_normal' are constant over all 6 rows"),

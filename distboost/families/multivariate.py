@@ -166,8 +166,8 @@ class VectorFamily(Family):
         Raises
         ------
         ValueError
-            For a 1-D target or a single column (use a univariate family), or a target
-            that is not numeric.
+            For a 1-D target or a single column (use a univariate family), a target that is
+            not numeric, or a DataFrame whose columns are not the fitted parts in order.
         """
         names = [str(c) for c in y.columns] if isinstance(y, pd.DataFrame) else None
         values = y.to_numpy() if isinstance(y, pd.DataFrame | pd.Series) else np.asarray(y)
@@ -184,6 +184,12 @@ class VectorFamily(Family):
         if self.dim is None:
             self.target_names = names
             self._set_dim(values.shape[1])
+        elif names is not None and self.target_names is not None \
+                and names != self.target_names:
+            raise ValueError(
+                f"Target y has columns {names}; family {self.name!r} was fitted on the parts "
+                f"{self.target_names} in that order: select them as y[{self.target_names}]."
+            )
         return values
 
     def validate_y(self, y) -> np.ndarray:
