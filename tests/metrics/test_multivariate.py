@@ -128,6 +128,14 @@ def test_exact_normal_variogram_expectation_matches_sampling():
                                [np.sqrt(3.0), 0.0])
 
 
+def test_a_predictive_offset_by_1e9_scores_the_same():
+    loc = RNG.normal(size=(30, 3))
+    d0, d9 = mvn(loc, _cov(0.5, 3)), mvn(loc + 1e9, _cov(0.5, 3))
+    y = d0.sample(1, random_state=1)[0]
+    for score in (db.metrics.energy_score, db.metrics.variogram_score, db.metrics.nll):
+        np.testing.assert_allclose(score(d9, y + 1e9), score(d0, y), atol=1e-5)
+
+
 def test_exact_variogram_score_agrees_with_the_fair_estimate():
     n = 400
     d = mvn(RNG.normal(size=(n, 3)), _cov(0.5, 3))
