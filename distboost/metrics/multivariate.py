@@ -52,6 +52,11 @@ def _shape(dist, what: str) -> tuple[int, int]:
     return len(dist), int(dist.dim)
 
 
+def _parts(dist):
+    """The part names a DataFrame ``y`` must have (those of the fitted target), or None."""
+    return None if _is_samples(dist) else getattr(dist.family, "target_names", None)
+
+
 def _check_draws(draws: np.ndarray, what: str) -> np.ndarray:
     draws = np.asarray(draws, dtype=np.float64)
     if draws.shape[0] < 2:
@@ -158,7 +163,8 @@ def energy_score(dist, y, n_samples: int = 1000, random_state=0,
         e.g. ``dist.sample(m)`` or the members of any ensemble forecast; then ``n_samples``
         and ``random_state`` are unused.
     y : array_like or DataFrame of shape (n, d)
-        The observations, one d-vector per distribution.
+        The observations, one d-vector per distribution (a DataFrame's columns must be the
+        parts the Predictive was fitted on, in order, when it knows them).
     n_samples : int, default=1000
         Draws per row (at least 2).
     random_state : None, int or numpy Generator, default=0
@@ -217,7 +223,7 @@ def energy_score(dist, y, n_samples: int = 1000, random_state=0,
         estimator = "fair" if _is_samples(dist) else "akr"
     _estimator(estimator, ES_ESTIMATORS, "energy score")
     n, d = _shape(dist, what)
-    y = multivariate_observations(n, d, y, what)
+    y = multivariate_observations(n, d, y, what, _parts(dist))
     if _is_samples(dist):
         dist = _check_draws(dist, what)
     else:
@@ -338,7 +344,7 @@ def variogram_score(dist, y, p: float = 0.5, weights=None, n_samples: int = 1000
     if not (p > 0 and math.isfinite(p)):
         raise ValueError(f"The variogram score's order p must be positive and finite; got {p}.")
     n, d = _shape(dist, what)
-    y = multivariate_observations(n, d, y, what)
+    y = multivariate_observations(n, d, y, what, _parts(dist))
     w = _variogram_weights(weights, n, d)
     gy = np.abs(y[:, :, None] - y[:, None, :]) ** p
     samples = _is_samples(dist)

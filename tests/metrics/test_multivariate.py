@@ -233,7 +233,9 @@ def test_nll_of_a_multivariate_target():
 
 def test_scorers_score_multivariate_targets():
     X = RNG.normal(size=(60, 2))
-    y = np.c_[X[:, 0], X[:, 0] + X[:, 1]] + RNG.normal(size=(60, 2))
+    pd = pytest.importorskip("pandas")
+    y = pd.DataFrame(np.c_[X[:, 0], X[:, 0] + X[:, 1]] + RNG.normal(size=(60, 2)),
+                     columns=["u", "v"])  # the parts' names: y's columns in the right order
     model = db.DistributionalRegressor(family="multivariate_normal", n_estimators=5,
                                         early_stopping=False).fit(X, y)
     d = model.predict_dist(X)
