@@ -125,11 +125,11 @@ def _pairwise_mean(x: np.ndarray) -> np.ndarray:
         d2 *= -2.0
         d2 += sq[:, :, None]
         d2 += sq[:, None, :]
+        # every negative (cancelled) entry is below the bound, so none is left after this
         near = np.nonzero(d2 < 2e-5 * sq.max(axis=1)[:, None, None])
         if near[0].size:
             diff = xc[near[0], near[1]] - xc[near[0], near[2]]
             d2[near] = np.einsum("kd,kd->k", diff, diff)
-        np.maximum(d2, 0.0, out=d2)
         d2[:, diag, diag] = 0.0
         out[start:start + step] = np.sqrt(d2, out=d2).sum(axis=(1, 2))
     return out
