@@ -204,7 +204,7 @@ def energy_score(dist, y, n_samples: int = 1000, random_state=0,
     The first term, shared by every estimator, dominates the Monte Carlo error.  Measured
     on 2,000 rows of 2- to 5-variate Normals with 1,000 draws, the per-row error of
     ``"akr"`` is about a tenth larger than that of ``"fair"`` (``"akr_circperm"`` about a
-    fifth), while ``"fair"`` takes one to two orders of magnitude more time (its pairwise
+    fifth), while ``"fair"`` takes over an order of magnitude more time (its pairwise
     sum outweighs drawing the samples), so ``"akr"`` with a quarter more draws is both
     cheaper and as accurate; ``"nrg"`` adds its ``1/m`` bias.
     The pairwise sum of ``"fair"`` / ``"nrg"`` is computed block by block (bounded memory)
