@@ -227,6 +227,13 @@ CASES = {
     "multivariate scores with NaN rows in y": (
         lambda: db.metrics.variogram_score(MV(), np.c_[Y, np.r_[np.nan, Y[1:]]]), ValueError,
         r"variogram_score: y has 1 of 6 rows with NaN or infinite values"),
+    "multivariate y with its columns in another order": (
+        lambda: db.metrics.energy_score(
+            R(family="multivariate_normal", n_estimators=2, early_stopping=False).fit(
+                X, pd.DataFrame({"a": Y, "b": X[:, 0]})).predict_dist(X),
+            pd.DataFrame({"b": X[:, 0], "a": Y})), ValueError,
+        r"energy_score: y has the columns \['b', 'a'\], but the Predictive's parts are "
+        r"\['a', 'b'\] \(the target's columns in fit\); pass y\[\['a', 'b'\]\]"),
     "nll of a multivariate target with the wrong shape": (
         lambda: db.metrics.nll(MV(), Y), ValueError,
         r"nll: y has shape \(6,\); expected \(6, 2\)"),

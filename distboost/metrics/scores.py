@@ -23,9 +23,17 @@ def _y(dist, y, what: str = "This score") -> np.ndarray:
     return exact_observations(len(dist), y, what)
 
 
-def multivariate_observations(n: int, d: int, y, what: str = "This score") -> np.ndarray:
+def multivariate_observations(n: int, d: int, y, what: str = "This score",
+                              parts=None) -> np.ndarray:
     """``y`` as a float64 array of shape (n, d), one observed d-vector per distribution of
-    a multivariate Predictive (a DataFrame's columns in order; ``what`` names the score)."""
+    a multivariate Predictive (``what`` names the score).  A DataFrame's columns must be
+    ``parts`` in order when given (the target's columns in fit, ``family.target_names``)."""
+    columns = getattr(y, "columns", None)
+    if parts and columns is not None and [str(c) for c in columns] != [str(p) for p in parts]:
+        raise ValueError(
+            f"{what}: y has the columns {[str(c) for c in columns]}, but the Predictive's parts "
+            f"are {[str(p) for p in parts]} (the target's columns in fit); pass y[{list(parts)}]"
+            " so that every column is scored against its own part.")
     y = np.asarray(y, dtype=np.float64)
     if y.shape != (n, d):
         raise ValueError(
@@ -76,7 +84,8 @@ def nll(dist, y) -> np.ndarray:
     ``dirichlet``) ``y`` has shape (n, d), one observed vector per row, and the score is
     the negative joint log density."""
     if getattr(dist.family, "multivariate", False):
-        return -dist.log_prob(multivariate_observations(len(dist), dist.dim, y, "nll"))
+        return -dist.log_prob(multivariate_observations(
+            len(dist), dist.dim, y, "nll", getattr(dist.family, "target_names", None)))
     return -dist.log_prob(_y(dist, y, "nll"))
 
 

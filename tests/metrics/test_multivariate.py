@@ -76,6 +76,11 @@ def test_a_point_mass_scores_its_distance_and_an_offset_is_harmless():
     for est in mv.ES_ESTIMATORS:
         np.testing.assert_allclose(db.metrics.energy_score(x, OBS, estimator=est), dist_to_y,
                                    rtol=1e-12)
+    # ties (a discrete ensemble): the Gram-matrix distances are recomputed where they cancel
+    ties = RNG.poisson(0.3, size=(60, 12, 3)) * np.array([1.0, 10.0, 100.0])
+    want = sr.es_ensemble(OBS, np.moveaxis(ties, 0, 1), estimator="fair", backend="numpy")
+    np.testing.assert_allclose(db.metrics.energy_score(ties, OBS, estimator="fair"), want,
+                               rtol=1e-11)
     # a target offset by 1e9: the pairwise term works on centred draws
     off = db.metrics.energy_score(ENS + 1e9, OBS + 1e9, estimator="fair")
     np.testing.assert_allclose(off, db.metrics.energy_score(ENS, OBS, estimator="fair"),
@@ -126,6 +131,14 @@ def test_exact_normal_variogram_expectation_matches_sampling():
     # a degenerate pair (X_i = X_j + c): |c|^p, no NaN from 0/0
     np.testing.assert_allclose(mv._abs_moment_normal(np.array([3.0, 0.0]), np.zeros(2), 0.5),
                                [np.sqrt(3.0), 0.0])
+
+
+def test_a_predictive_offset_by_1e9_scores_the_same():
+    loc = RNG.normal(size=(30, 3))
+    d0, d9 = mvn(loc, _cov(0.5, 3)), mvn(loc + 1e9, _cov(0.5, 3))
+    y = d0.sample(1, random_state=1)[0]
+    for score in (db.metrics.energy_score, db.metrics.variogram_score, db.metrics.nll):
+        np.testing.assert_allclose(score(d9, y + 1e9), score(d0, y), atol=1e-5)
 
 
 def test_exact_variogram_score_agrees_with_the_fair_estimate():
@@ -220,8 +233,11 @@ def test_nll_of_a_multivariate_target():
 
 def test_scorers_score_multivariate_targets():
     X = RNG.normal(size=(60, 2))
-    y = np.c_[X[:, 0], X[:, 0] + X[:, 1]] + RNG.normal(size=(60, 2))
-    model = db.DistributionalRegressor(family="multivariate_normal", n_estimators=5).fit(X, y)
+    pd = pytest.importorskip("pandas")
+    y = pd.DataFrame(np.c_[X[:, 0], X[:, 0] + X[:, 1]] + RNG.normal(size=(60, 2)),
+                     columns=["u", "v"])  # the parts' names: y's columns in the right order
+    model = db.DistributionalRegressor(family="multivariate_normal", n_estimators=5,
+                                        early_stopping=False).fit(X, y)
     d = model.predict_dist(X)
     get = db.metrics.get_scorer
     assert get("energy_score")(model, X, y) == -db.metrics.mean_energy_score(d, y)
