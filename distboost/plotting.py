@@ -4,7 +4,9 @@ Every function draws on ``ax`` (a new figure when None) and returns the Axes, so
 compose in notebooks: interval bands and fan charts, the PIT histogram, the reliability
 diagram, a family comparison, one row's predictive density (a survival curve for censored
 families), and the per-row coefficients of a varying-coefficient model; survival curves of
-several rows and the D-calibration histogram come from :mod:`distboost._survival_plots`.
+several rows and the D-calibration histogram come from :mod:`distboost._survival_plots`, the
+regions and correlation of vector targets (``ellipses``, ``correlation``) from
+:mod:`distboost._multivariate_plots`.
 Every figure has a title and axis labels, taken from the data where it has names (a pandas
 Series' ``name``, a Predictive's ``index``).
 """

@@ -262,8 +262,8 @@ def tensors(fam, p: dict, n: int) -> dict[str, torch.Tensor]:
 
 
 # Vector families (y of shape (n, d)) have no cdf or quantiles: their own tests are in
-# tests/families/test_multivariate_normal.py and test_dirichlet.py, which check that they cover every
-# registered one.
+# tests/families/test_multivariate_normal.py and test_dirichlet.py, which check that they
+# cover every registered one.
 VECTOR_FAMILIES = [f for f in db.families.available() if db.families.get(f).multivariate]
 FAMILIES = [f for f in db.families.available() if f not in VECTOR_FAMILIES]
 PAIRS = [(f, i) for f in FAMILIES for i in range(2)]
