@@ -263,6 +263,24 @@ def speed(d: int, args) -> dict:
             "natural/independent": per["natural"] / per["independent"]}
 
 
+def profile(d: int, args, top: int = 12) -> str:
+    """cProfile of one natural-step fit of part (c) at ``d`` parts: the top entries by own
+    time, as text."""
+    import cProfile
+    import io
+    import pstats
+
+    X, Y, *_ = simulate_mvn(args.speed_rows, d, np.random.default_rng([3, d]))
+    model = db.DistributionalRegressor(family="multivariate_normal", step="natural",
+                                       n_estimators=args.speed_rounds, early_stopping=False,
+                                       random_state=0)
+    prof = cProfile.Profile()
+    prof.runcall(model.fit, X, Y)
+    buf = io.StringIO()
+    pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(top)
+    return buf.getvalue()
+
+
 # ----------------------------------------------------------------------------- part d
 def run_steps(d: int, seed: int, args) -> list[dict]:
     rng = np.random.default_rng([4, d, seed])
@@ -349,6 +367,9 @@ def parse(argv):
     parser.add_argument("--parts", default="a,b,c,d", help="which parts to run")
     parser.add_argument("--out", default=None, help="markdown file to write the section into")
     parser.add_argument("--csv", default=None, help="prefix of CSV files of the raw rows")
+    parser.add_argument("--profile", type=int, default=None, metavar="D",
+                        help="also print a cProfile of one natural-step fit of part (c) at D "
+                        "parts (not written to --out)")
     args = parser.parse_args(argv)
     full = {"sizes": "1000,5000", "seeds": 5, "n_test": 5000, "n_estimators": 1000,
             "es_samples": 500, "speed_rows": 5000, "speed_rounds": 100, "speed_repeats": 2,
@@ -438,6 +459,8 @@ def main(argv=None) -> dict:
         sections += [f"**(d) Natural against fisher step**, generator of (a), "
                      f"{args.step_rows:,} training rows.",
                      table_plain(df, "d", "step"), "\n".join(lines)]
+    if args.profile:
+        print(profile(args.profile, args))
     if args.csv:
         for name, df in out.items():
             df.to_csv(f"{args.csv}_{name}.csv", index=False)
