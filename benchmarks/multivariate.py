@@ -178,6 +178,10 @@ def run_mvn(n_train: int, seed: int, args) -> list[dict]:
     loc_i = np.column_stack([g.params["loc"] for g in marg])
     tril_i = np.stack([np.diag(r) for r in np.column_stack([g.params["scale"] for g in marg])])
     indep = db.Predictive.from_params("multivariate_normal", loc=loc_i, scale_tril=tril_i)
+    check = -float(np.mean(indep.log_prob(Yt)))
+    if not np.isclose(check, nll, rtol=1e-8, atol=1e-8):
+        raise RuntimeError(f"the product of the two Normals scores {check} as a diagonal "
+                           f"multivariate Normal and {nll} as two Normals")
     rows.append({"model": "independent normals", "nll": nll,
                  "energy": energy(indep, Yt, args, seed),
                  **corr_errors(np.zeros(len(rho)), rho),
