@@ -48,7 +48,7 @@ from .boosting import fit_boosting
 from .boosting.engine import FittedEnsemble
 from .calibration import DispersionSearch, apply_shift, best_dispersion_shift
 from .linear_start import LinearStart, choose_linear_start, fit_linear_start
-from .objective import FamilyObjective, slope_mask
+from .objective import FamilyObjective, dispersion_columns, slope_mask
 from .predictive import Predictive, quantile_columns
 
 __all__ = ["DistributionalEstimator"]
@@ -419,8 +419,7 @@ feature_names_in_ : ndarray of str
         X = check_X(self, X, reset=False)
         raw = self.ensemble_.predict_raw(self._tree_X(X, vars(self)), iteration)
         raw = self._unfloored_raw(raw, X)
-        name = self.family_.dispersion_param
-        column = None if name is None else self.family_.param_names.index(name)
+        column = dispersion_columns(self.family_)
         return np.maximum(apply_shift(raw, column, self.dispersion_shift_), self.raw_floor_)
 
     def predict_raw(self, X, iteration: int | None = None) -> np.ndarray:

@@ -52,8 +52,9 @@ class DispersionSearch:
     data : dict of str to Tensor
         Row-aligned tensors.
     weight : ndarray of shape (n,) or None
-    k : int
-        Column of the dispersion parameter.
+    k : int or list of int
+        Column of the dispersion parameter (columns shifted together, e.g. the log-diagonal
+        of a Cholesky factor).
     max_shift : float
         Bound of ``|delta|``.
     """
@@ -73,7 +74,8 @@ class DispersionSearch:
             self._tiled[m] = {key: v.repeat(m, *([1] * (v.dim() - 1)))
                               for key, v in self.data.items()}
         shifted = raw.repeat(m, 1)
-        shifted[:, self.k] += torch.from_numpy(np.repeat(deltas, raw.shape[0]))
+        step = torch.from_numpy(np.repeat(deltas, raw.shape[0]))
+        shifted[:, self.k] += step if isinstance(self.k, int) else step[:, None]
         with torch.no_grad():
             values = (self.loss(shifted, self._tiled[m]).reshape(m, -1) @ self.w).numpy()
         return np.where(np.isfinite(values), values, np.inf)
@@ -124,9 +126,9 @@ def best_dispersion_shift(loss, raw, data: dict, weight, k: int, center: float =
     return DispersionSearch(loss, data, weight, k, max_shift)(raw, center)
 
 
-def apply_shift(raw: np.ndarray, column: int | None, shift: float) -> np.ndarray:
-    """``raw`` (n, K) with ``shift`` added to ``column`` (a copy; ``raw`` itself when there is
-    nothing to add)."""
+def apply_shift(raw: np.ndarray, column: int | list[int] | None, shift: float) -> np.ndarray:
+    """``raw`` (n, K) with ``shift`` added to ``column`` (or to each of a list of columns; a
+    copy; ``raw`` itself when there is nothing to add)."""
     if column is None or shift == 0.0:
         return raw
     out = np.array(raw, dtype=np.float64, copy=True)

@@ -187,17 +187,29 @@ def _read_csv(path: str) -> pd.DataFrame:
     return pd.read_csv(path)
 
 
+def _targets(target: str) -> list[str]:
+    """The column names of ``--target a`` or ``--target a,b`` (a vector target)."""
+    return [t.strip() for t in target.split(",") if t.strip()]
+
+
 def _split_target(df: pd.DataFrame, target: str, event: str | None):
+    """Features and target: y of shape (n,), (n, 2) censored bounds with ``--event``, or a
+    DataFrame of the parts for ``--target a,b``."""
     from .censored import right
 
-    for col in [target] + ([event] if event else []):
+    targets = _targets(target)
+    if len(targets) > 1 and event:
+        raise UserError(f"--event censors one target; got {len(targets)} targets {targets}.")
+    for col in targets + ([event] if event else []):
         if col not in df.columns:
             raise UserError(f"Column {col!r} is not in the data; columns are {list(df.columns)}.")
-    X = df.drop(columns=[target] + ([event] if event else []))
+    X = df.drop(columns=targets + ([event] if event else []))
     for col in X.columns:
         if X[col].dtype == object or pd.api.types.is_string_dtype(X[col].dtype):
             X[col] = X[col].astype("category")
-    y = df[target].to_numpy(dtype=float)
+    if len(targets) > 1:
+        return X, df[targets].astype(float)
+    y = df[targets[0]].to_numpy(dtype=float)
     if event:
         y = right(y, df[event].to_numpy())
     return X, y
@@ -209,11 +221,13 @@ def fit(args) -> int:
     from .selection import compare_families
 
     X, y = _split_target(_read_csv(args.data), args.target, args.event)
-    family = args.family
+    vector = np.ndim(y) == 2 and args.event is None
+    family = args.family or ("multivariate_normal" if vector else "normal")
     if family == "auto":
         print("Choosing the family by 5-fold cross-validation...", flush=True)
-        table = compare_families(X, y, cv=5, metrics=("nll", "crps"), early_stopping=True,
-                                 progress=args.progress)
+        table = compare_families(X, y, cv=5, early_stopping=True, progress=args.progress,
+                                 metrics=("nll", "energy_score") if vector else ("nll", "crps"),
+                                 multivariate=True if vector else None)
         _print_comparison(table)
         family = _auto_family(table, y)
         print(f"Chosen family: {family} (ranked by cross-validated "
@@ -262,6 +276,9 @@ def predict(args) -> int:
     levels = _floats(args.quantiles, "--quantiles")
     dist = model.predict_dist(X)
     out = dist.to_frame(levels)
+    if args.times and getattr(model.family_, "multivariate", False):
+        raise UserError("--times gives survival probabilities of one target; this model "
+                        f"predicts {model.family_.dim} parts.")
     if args.times:  # survival probabilities P(T > t) (of the latent time when censored)
         times = np.asarray(_floats(args.times, "--times"))
         survival = dist.sf(np.broadcast_to(times, (len(dist), times.size)))
@@ -296,8 +313,10 @@ def compare(args) -> int:
                 raise UserError(str(err)) from err
     what = "every candidate family" if families is None else f"{len(families)} families"
     print(f"Cross-validating {what} ({args.cv} folds)...", flush=True)
+    vector = np.ndim(y) == 2 and args.event is None
     table = compare_families(X, y, families=families, cv=args.cv, early_stopping=True,
-                             progress=args.progress, n_jobs=args.n_jobs)
+                             progress=args.progress, n_jobs=args.n_jobs,
+                             multivariate=True if vector else None)
     _print_comparison(table, full_text_in=args.out)
     if args.out:
         table.to_csv(args.out, index=False)
@@ -400,8 +419,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=demo)
     p = sub.add_parser("fit", help="fit a model on a CSV file")
     p.add_argument("data")
-    p.add_argument("--target", required=True)
-    p.add_argument("--family", default="normal", help="a family name, or 'auto'")
+    p.add_argument("--target", required=True,
+                   help="target column, or several comma-separated (a vector target)")
+    p.add_argument("--family", default=None,
+                   help="a family name, or 'auto' (default: normal; multivariate_normal for "
+                        "several targets)")
     p.add_argument("--event", default=None, help="event column (1 = observed) for survival")
     p.add_argument("--out", required=True, help="model file to write")
     p.add_argument("--verbose", type=int, default=0,
@@ -422,7 +444,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=predict)
     p = sub.add_parser("compare", help="compare families by cross-validation")
     p.add_argument("data")
-    p.add_argument("--target", required=True)
+    p.add_argument("--target", required=True,
+                   help="target column, or several comma-separated (a vector target)")
     p.add_argument("--event", default=None)
     p.add_argument("--cv", type=int, default=5, help="folds (default: %(default)s)")
     p.add_argument("--families", default=None,

@@ -66,7 +66,10 @@ class DistributionalRegressor(RegressorMixin, DistributionalEstimator):
         if hasattr(family, "encode_target") and family is self.family:
             # encode_target reads the classes / parts from y: never into the user's object.
             family = copy.deepcopy(family)
-        return family, check_target(family, y), {}
+        y = check_target(family, y)
+        if family.multivariate:  # constant or collinear parts: an error naming all the rows
+            family.start_values(y, np.full(len(y), 1.0 / len(y)))
+        return family, y, {}
 
     def _check_target(self, family, y, name, context):
         return check_target(family, y, name)

@@ -172,8 +172,8 @@ def explain_model(model, X, iteration: int | None = None) -> Explanation:
         _linear_start_values(model.linear_start_, Xc, values)
     values, base = model._explain_outputs(values, base, Xc)
     family = model.family_
-    if family.dispersion_param is not None and model.dispersion_shift_:
-        base[:, family.param_names.index(family.dispersion_param)] += model.dispersion_shift_
+    for name in family.dispersion_params if model.dispersion_shift_ else ():
+        base[:, family.param_names.index(name)] += model.dispersion_shift_
     raw = model.predict_raw(Xc, iteration)
     total = base + values.sum(axis=2)
     floored = total < model.raw_floor_[None, :]

@@ -32,7 +32,8 @@ import torch
 from .boosting.derivatives import step_derivatives
 from .families._fisher import make_fisher_fn
 
-__all__ = ["FamilyObjective", "SCORING_RULES", "floored_start", "raw_floor", "slope_mask"]
+__all__ = ["FamilyObjective", "SCORING_RULES", "dispersion_columns", "floored_start", "raw_floor",
+           "slope_mask"]
 
 #: Scoring rules a family can be trained on: the log score (negative log-likelihood) and the
 #: continuous ranked probability score (closed-form families; NGBoost's ``CRPScore``).
@@ -119,13 +120,10 @@ class FamilyObjective:
         """Row-aligned tensors the loss reads for the rows ``(X, y)``."""
         return {"y": torch.tensor(np.asarray(y, dtype=np.float64))}  # a copy: y may be read-only
 
-    def dispersion_column(self) -> int | None:
-        """Column of the model's raw scores that dispersion calibration shifts (None: the
-        family has no dispersion parameter)."""
-        name = self.family.dispersion_param
-        if name is None:
-            return None
-        return self.family.param_names.index(name)
+    def dispersion_column(self) -> int | list[int] | None:
+        """Column(s) of the model's raw scores that dispersion calibration shifts (None: the
+        family has no dispersion parameter); see :func:`dispersion_columns`."""
+        return dispersion_columns(self.family)
 
     # ------------------------------------------------------------------ loss and Fisher
     def loss(self, raw: torch.Tensor, data: Mapping) -> torch.Tensor:
@@ -242,13 +240,23 @@ def raw_floor(family, y) -> np.ndarray:
     return out
 
 
+def dispersion_columns(family) -> int | list[int] | None:
+    """The raw column of ``family.dispersion_param``, the list of columns of
+    ``family.dispersion_params`` when there are several (shifted together), or None."""
+    names = family.dispersion_params
+    if not names:
+        return None
+    columns = [family.param_names.index(p) for p in names]
+    return columns[0] if len(columns) == 1 else columns
+
+
 def slope_mask(family) -> np.ndarray:
     """Raw outputs a linear start gives slopes: all but the dispersion parameter (as the AFT
     models and GAMLSS's usual start; the trees add a varying dispersion)."""
     mask = np.ones(family.n_params)
-    dispersion = family.dispersion_param
-    if dispersion is not None and family.n_params > 1:
-        mask[family.param_names.index(dispersion)] = 0.0
+    columns = dispersion_columns(family)
+    if columns is not None and family.n_params > 1:
+        mask[columns] = 0.0
     return mask
 
 

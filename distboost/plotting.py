@@ -357,6 +357,7 @@ def coefficients(model, X, rows=(0, 1), ax=None, labels=None):
 
 # Figures of other modules, re-exported here as ``db.plot.<name>``.
 from ._explain_plots import dependence, importance, shap_summary  # noqa: E402
+from ._multivariate_plots import correlation, ellipses  # noqa: E402
 from ._survival_plots import d_calibration, survival_curves  # noqa: E402
 
-__all__ += ["importance", "dependence", "shap_summary"]
+__all__ += ["importance", "dependence", "shap_summary", "ellipses", "correlation"]

@@ -27,27 +27,21 @@ from sklearn.model_selection import KFold
 
 from . import families as _families
 from . import metrics as _metrics
+from ._degeneracy import ATOM_SHARE, Diagnostics
 
 __all__ = ["compare_families", "family_kind"]
 
 _CENSORED_METRICS = {"nll", "crps", "c_index"}
-
-#: A fit is degenerate when a floored parameter sits at its floor on this share of rows.
-FLOOR_SHARE = 0.05
-#: ... or when the predictive 50 % interval is narrower than ``COLLAPSE_RATIO`` times the
-#: interquartile range of ``y`` on ``COLLAPSE_SHARE`` of the rows (a continuous
-#: distribution collapsed onto a point).
-COLLAPSE_RATIO = 1e-3
-COLLAPSE_SHARE = 0.05
-#: ``y`` has a point mass when one value holds this share of the rows: a density's
-#: likelihood is then unbounded and densities are ranked by CRPS, not NLL.
-ATOM_SHARE = 0.10
+_VECTOR_METRICS = {"nll", "energy_score", "variogram_score"}
 
 _KIND_NOTE = {
     "kinds": ("Ranked by crps_mean: densities, probability mass functions and mixed "
               "likelihoods (a probability at a point mass, a density elsewhere: zero-adjusted "
               "families) are on different NLL scales (a density is not a probability), CRPS "
               "is proper for all of them."),
+    "vector": ("Ranked by energy_score_mean: the vector families' densities are over spaces of "
+               "different dimension (a Dirichlet's over d - 1 parts), the energy score is "
+               "proper for all of them."),
     "atom": ("Ranked by crps_mean: {share:.0%} of rows equal {value:g}, a point mass at which a "
              "density's likelihood is unbounded, so NLLs are not comparable; CRPS is proper "
              "and bounded."),
@@ -89,8 +83,44 @@ def family_kind(family, y=None) -> str:
     return "density"
 
 
-def _default_candidates(y: np.ndarray, censored: bool) -> tuple[list[str], dict[str, str]]:
-    """Registered families whose support holds ``y`` (censored twins for censored ``y``).
+def _target_kind(y: np.ndarray, families, multivariate: bool | None) -> str:
+    """``"scalar"``, ``"censored"`` (an (n, 2) array of bounds) or ``"vector"`` (d parts).
+
+    Two columns are bounds when ``multivariate`` is False or every given family is
+    univariate, parts when it is True or every given family is a vector family; otherwise
+    they are parts if some row has ``y[:, 0] > y[:, 1]``, bounds if some bound is infinite
+    or some row exact (``y[:, 0] == y[:, 1]``), and ambiguous (a clear error) if neither.
+    """
+    if y.ndim == 1:
+        return "scalar"
+    if y.ndim != 2:
+        raise ValueError(f"y must be 1-D, (n, 2) censored bounds or (n, d) parts; got shape "
+                         f"{y.shape}.")
+    if multivariate is None and families is not None:
+        vector = {bool(_families.get(f).multivariate) for f in families}
+        multivariate = vector.pop() if len(vector) == 1 else None
+    if multivariate is not None:
+        if not multivariate and y.shape[1] != 2:
+            raise ValueError(f"multivariate=False needs (n, 2) censored bounds; y has shape "
+                             f"{y.shape}.")
+        return "vector" if multivariate else "censored"
+    if y.shape[1] != 2:
+        return "vector"
+    with np.errstate(invalid="ignore"):
+        if np.any(y[:, 0] > y[:, 1]):
+            return "vector"
+        if np.isinf(y).any() or np.any(y[:, 0] == y[:, 1]):
+            return "censored"
+    raise ValueError(
+        "y has 2 columns that could be censored bounds [lower, upper] or a target of 2 parts "
+        "(every row has y[:, 0] < y[:, 1], no infinite bound, no exact row): pass "
+        "multivariate=True for 2 parts or multivariate=False for censored bounds."
+    )
+
+
+def _default_candidates(y: np.ndarray, kind: str) -> tuple[list[str], dict[str, str]]:
+    """Registered families whose support holds ``y`` (censored twins for censored ``y``,
+    vector families for a target of parts).
 
     Returns
     -------
@@ -98,12 +128,17 @@ def _default_candidates(y: np.ndarray, censored: bool) -> tuple[list[str], dict[
     excluded : dict of str to str
         Every other registered family and why it is not a candidate.
     """
+    censored = kind == "censored"
     names = _families.available()
     if censored:  # the censored twins of the families that declare one
         names = [f"censored_{f}" for f in names if _families.get(f).censorable]
     kept, excluded = [], {}
     for name in names:
-        family = _families.get(name)
+        family = _with_parts(_families.get(name), y, kind)
+        if family.multivariate != (kind == "vector"):
+            excluded[name] = ("a vector family (y of shape (n, d))" if family.multivariate
+                              else "a family of one value per row")
+            continue
         if family.classification:
             excluded[name] = "a classification family (use DistributionalClassifier)"
             continue
@@ -120,6 +155,13 @@ def _default_candidates(y: np.ndarray, censored: bool) -> tuple[list[str], dict[
             continue
         kept.append(name)
     return kept, excluded
+
+
+def _with_parts(family, y: np.ndarray, kind: str):
+    """A vector family built for the ``d`` parts of ``y`` (other families unchanged)."""
+    if kind == "vector" and family.multivariate and family.dim is None:
+        return family.with_dim(y.shape[1])
+    return family
 
 
 def _point_mass(y: np.ndarray) -> tuple[float, float]:
@@ -141,13 +183,15 @@ def _spread(y: np.ndarray, censored: bool) -> float:
 
 def compare_families(X, y, families=None, cv=5, metrics=("nll", "crps", "coverage_90"),
                      random_state=0, progress: bool = False, n_jobs: int | None = None,
-                     **estimator_params) -> pd.DataFrame:
+                     multivariate: bool | None = None, **estimator_params) -> pd.DataFrame:
     """Cross-validate a boosted model of each family on the same folds, like with like.
 
     Parameters
     ----------
     X : array_like or DataFrame of shape (n, p)
-    y : array_like of shape (n,), or (n, 2) censored bounds
+    y : array_like of shape (n,), (n, 2) censored bounds, or (n, d) parts of a vector target
+        (the vector families ``multivariate_normal``, ``dirichlet``; metrics ``nll``,
+        ``energy_score``, ``variogram_score``, by default ``nll`` and ``energy_score``)
     families : sequence of str or Family, optional
         Default: every registered family whose support holds ``y`` (count families only for
         non-negative integer ``y``, positive families only for positive ``y``, ...; their
@@ -170,6 +214,11 @@ def compare_families(X, y, families=None, cv=5, metrics=("nll", "crps", "coverag
         ``estimator_params``).  The table is the same as the serial one's: every fold
         keeps its own seed.  None or 1: serial.  Families given as ``Family`` objects must
         be picklable (classes importable by the worker processes).
+    multivariate : bool, optional
+        Whether a two-column ``y`` holds two parts (True) or censored bounds (False).  None:
+        read from ``families`` when they are all of one kind, else from ``y`` (parts when
+        some row has ``y[:, 0] > y[:, 1]``, bounds when a bound is infinite or a row exact;
+        otherwise a ValueError asks for it).  Three or more columns are always parts.
     **estimator_params
         Passed to every ``DistributionalRegressor``.
 
@@ -207,19 +256,23 @@ def compare_families(X, y, families=None, cv=5, metrics=("nll", "crps", "coverag
     estimation. *Journal of the American Statistical Association* 102(477), 359-378.
     """
     y = np.asarray(y, dtype=np.float64)
-    censored = y.ndim == 2 and y.shape[1] == 2
+    target = _target_kind(y, families, multivariate)
+    censored = target == "censored"
     excluded: dict[str, str] = {}
     if families is None:
-        families, excluded = _default_candidates(y, censored)
+        families, excluded = _default_candidates(y, target)
     metrics = tuple(metrics)
     unknown = [m for m in metrics if not _known_metric(m)]
     if unknown or not metrics:
         raise ValueError(f"Unknown metric(s) {unknown} for compare_families; use nll, crps, "
-                         "coverage_<p>, interval_score_<p> or c_index.")
+                         "coverage_<p>, interval_score_<p>, c_index, energy_score or "
+                         "variogram_score.")
     if censored and not set(metrics) <= _CENSORED_METRICS:
         metrics = tuple(m for m in metrics if m in _CENSORED_METRICS) or ("nll",)
+    if target == "vector" and not set(metrics) <= _VECTOR_METRICS:
+        metrics = tuple(m for m in metrics if m in _VECTOR_METRICS) or ("nll", "energy_score")
 
-    fams = [_families.get(f) for f in families]
+    fams = [_with_parts(_families.get(f), y, target) for f in families]
     names = [f if isinstance(f, str) else fam.name for f, fam in zip(families, fams, strict=True)]
     holds = []
     for fam in fams:
@@ -229,15 +282,18 @@ def compare_families(X, y, families=None, cv=5, metrics=("nll", "crps", "coverag
         except ValueError:
             holds.append(False)
     kinds = {family_kind(fam, y) for fam, ok in zip(fams, holds, strict=True) if ok}
-    atom_value, atom_share = _point_mass(y) if not censored and y.size else (np.nan, 0.0)
+    atom_value, atom_share = (_point_mass(y) if target == "scalar" and y.size
+                              else (np.nan, 0.0))
     ranking, note = metrics[0], ""
-    if len(kinds) > 1:
+    if len(kinds) > 1 and target == "vector":
+        ranking, note = "energy_score", _KIND_NOTE["vector"]
+    elif len(kinds) > 1:
         ranking, note = "crps", _KIND_NOTE["kinds"]
     elif kinds == {"density"} and atom_share >= ATOM_SHARE:
         ranking = "crps"
         note = _KIND_NOTE["atom"].format(share=atom_share, value=atom_value)
-    if ranking == "crps" and "crps" not in metrics:
-        metrics = metrics + ("crps",)
+    if ranking in ("crps", "energy_score") and ranking not in metrics:
+        metrics = metrics + (ranking,)
 
     context = {"spread": _spread(y, censored), "atom": (atom_value, atom_share)}
     folds = list(KFold(cv, shuffle=True, random_state=random_state).split(np.arange(len(y))))
@@ -311,13 +367,14 @@ def _fit_fold(spec, family, X, y, fold, k, metrics, censored, random_state, esti
     """Fit ``family`` (given as ``spec``, a name or a Family) on one fold and score it.
 
     Returns a dict: ``scores`` (metric -> float), ``seconds``, ``diag`` (this fold's
-    :class:`_Diagnostics`), ``warnings`` (category, message, filename, lineno) and ``error``
+    :class:`~distboost._degeneracy.Diagnostics`), ``warnings`` (category, message, filename,
+    lineno) and ``error``
     (``""``, or the skip reason of a fold the family cannot fit).
     """
     from .estimators import DistributionalRegressor
 
     tr, te = fold
-    out = {"k": k, "scores": {}, "seconds": np.nan, "diag": _Diagnostics(family, context),
+    out = {"k": k, "scores": {}, "seconds": np.nan, "diag": Diagnostics(family, context),
            "warnings": [], "error": "", "failed": False}
     model = DistributionalRegressor(family=spec, random_state=random_state + k,
                                     **estimator_params)
@@ -360,7 +417,7 @@ def _evaluate(name, family, y, fold_results, n_folds, metrics, context) -> dict:
             warnings.warn(f"compare_families: family {name!r}, {row['skipped']}; the family "
                           "is skipped.", RuntimeWarning, stacklevel=4)
         return row
-    diag = _Diagnostics(family, context)
+    diag = Diagnostics(family, context)
     for r in fold_results:
         diag.merge(r["diag"])
     with np.errstate(invalid="ignore"):  # the std of infinite scores is NaN
@@ -371,82 +428,6 @@ def _evaluate(name, family, y, fold_results, n_folds, metrics, context) -> dict:
     row["fit_seconds"] = float(np.mean([r["seconds"] for r in fold_results]))
     row["degenerate"] = diag.reason()
     return row
-
-
-class _Diagnostics:
-    """Counts of degenerate predictions over the held-out rows of every fold."""
-
-    def __init__(self, family, context):
-        self.family = family
-        self.spread = context["spread"]
-        self.atom_value, self.atom_share = context["atom"]
-        self.rows = 0
-        self.floored: dict[str, int] = {}
-        self.collapsed = self.collapsed_at_atom = self.df_low = self.bad_mean = 0
-        self.bad_scores: dict[str, int] = {}
-        self.folds = 0
-
-    def add(self, model, dist, y_te, fold_scores) -> None:
-        """Count this fold's held-out rows at a floor, collapsed, with ``df <= 1``, ...."""
-        family, params = self.family, dist.params
-        n = len(dist)
-        self.rows += n
-        self.folds += 1
-        floor = np.asarray(getattr(model, "raw_floor_", []), dtype=np.float64)
-        if floor.size == family.n_params and np.isfinite(floor).any():
-            raw = family.raw_from_params({p: np.array(v) for p, v in params.items()})
-            for k, p in enumerate(family.param_names):
-                if np.isfinite(floor[k]):
-                    hits = int(np.sum(raw[:, k] <= floor[k] + 1e-6 * max(1.0, abs(floor[k]))))
-                    self.floored[p] = self.floored.get(p, 0) + hits
-        if "df" in params:
-            self.df_low += int(np.sum(params["df"] <= 1.0))
-        with np.errstate(all="ignore"):
-            self.bad_mean += int(np.sum(~np.isfinite(dist.mean)))
-            # A point mass (zero-adjusted) legitimately puts both quartiles on the atom.
-            if not family.discrete and family.point_mass is None and self.spread > 0:
-                q = dist.quantile([0.25, 0.75])
-                narrow = ~(q[:, 1] - q[:, 0] >= COLLAPSE_RATIO * self.spread)
-                self.collapsed += int(narrow.sum())
-                if y_te.ndim == 1 and self.atom_share >= ATOM_SHARE:
-                    self.collapsed_at_atom += int(np.sum(narrow & (y_te == self.atom_value)))
-        for m, v in fold_scores.items():
-            if m in ("nll", "crps") and not np.isfinite(v):
-                self.bad_scores[m] = self.bad_scores.get(m, 0) + 1
-
-    def merge(self, other: _Diagnostics) -> None:
-        """Add the counts of another fold."""
-        self.rows += other.rows
-        self.folds += other.folds
-        self.collapsed += other.collapsed
-        self.collapsed_at_atom += other.collapsed_at_atom
-        self.df_low += other.df_low
-        self.bad_mean += other.bad_mean
-        for mine, theirs in ((self.floored, other.floored),
-                             (self.bad_scores, other.bad_scores)):
-            for key, count in theirs.items():
-                mine[key] = mine.get(key, 0) + count
-
-    def reason(self) -> str:
-        """Why the fit is degenerate, ``""`` when it is not."""
-        n, out = self.rows, []
-        for m, count in self.bad_scores.items():
-            out.append(f"{m} not finite in {count}/{self.folds} folds")
-        if self.df_low:
-            out.append(f"df <= 1 on {self.df_low} of {n} rows (no finite mean, infinite CRPS)")
-        if self.bad_mean > self.df_low:
-            out.append(f"mean infinite or NaN on {self.bad_mean} of {n} rows")
-        for p, count in self.floored.items():
-            if count >= FLOOR_SHARE * n:
-                out.append(f"{p} at its floor on {count / n:.0%} of rows")
-        if self.collapsed >= COLLAPSE_SHARE * n:
-            text = (f"50% interval < {COLLAPSE_RATIO:g} x IQR of y on "
-                    f"{self.collapsed / n:.0%} of rows")
-            if self.collapsed_at_atom >= 0.5 * self.collapsed:
-                text += (f", collapsed onto y = {self.atom_value:g} ({self.atom_share:.0%} of "
-                         "rows): a point mass a density cannot hold")
-            out.append(text)
-        return "; ".join(out)
 
 
 def _reemit(caught, name, n_folds: int) -> None:
@@ -491,7 +472,7 @@ def _known_metric(m) -> bool:
     """A metric of compare_families: ``nll``, ``crps``, ``c_index``, or ``coverage_<p>`` /
     ``interval_score_<p>`` for a percent ``p`` that :func:`distboost.metrics.get_scorer`
     accepts."""
-    if m in ("nll", "crps", "c_index"):
+    if m in ("nll", "crps", "c_index", "energy_score", "variogram_score"):
         return True
     head, _, _ = str(m).rpartition("_")
     if head not in ("coverage", "interval_score"):
@@ -512,6 +493,8 @@ def _take(X, idx):
 _SCORERS = {
     (False, "nll"): ("nll", -1.0),
     (False, "crps"): ("crps", -1.0),
+    (False, "energy_score"): ("energy_score", -1.0),
+    (False, "variogram_score"): ("variogram_score", -1.0),
     (True, "nll"): ("censored_nll", -1.0),
     (True, "crps"): ("survival_crps", -1.0),
     (True, "c_index"): ("concordance_index", 1.0),

@@ -57,7 +57,8 @@ __all__ = [
 # ---------------------------------------------------------------------------- families
 def _is_location_family(family) -> bool:
     return (
-        "loc" in family.param_names
+        not family.multivariate
+        and "loc" in family.param_names
         and family.links["loc"].name == "identity"
         and family.support == REAL
         and not isinstance(family, Censored)
@@ -84,7 +85,10 @@ def location_families() -> list[str]:
 def _check_location_family(family) -> None:
     if not _is_location_family(family):
         reasons = []
-        if "loc" not in family.param_names:
+        if family.multivariate:
+            reasons.append("it models a vector target (y of shape (n, d)); fit "
+                           "DistributionalRegressor for it")
+        elif "loc" not in family.param_names:
             reasons.append(f"its parameters {list(family.param_names)} have no 'loc'")
         elif family.links["loc"].name != "identity":
             reasons.append(f"its 'loc' link is {family.links['loc'].name!r}, not 'identity'")

@@ -29,6 +29,12 @@ def fitted():
     return R(n_estimators=3).fit(X, Y)
 
 
+def MV():
+    """A bivariate Normal Predictive of 6 rows (the multivariate scores' cases)."""
+    return db.Predictive.from_params("multivariate_normal", loc=np.c_[Y, -Y],
+                                     scale_tril=np.eye(2)[None].repeat(6, 0))
+
+
 def fitted_df():
     return R(n_estimators=3).fit(pd.DataFrame(X, columns=["a", "b"]), Y)
 
@@ -44,6 +50,37 @@ CASES = {
                            r"6 of 6 rows outside the support integers"),
     "2-D y for a 1-D family": (lambda: R().fit(X, np.c_[Y, Y]), ValueError,
                                r"expects a 1-D target y, got an array of shape \(6, 2\)"),
+    "1-D y for a vector family": (
+        lambda: R(family="multivariate_normal").fit(X, Y), ValueError,
+        r"y must have shape \(n, d\) with d >= 2 columns; got shape \(6,\)"),
+    "y with other parts than the fit": (
+        lambda: R(family="multivariate_normal", n_estimators=2).fit(X, np.c_[Y, Y ** 2]).score(
+            X, np.c_[Y, Y, Y]), ValueError,
+        r"built for d=2 parts: y must have shape \(n, 2\); got \(6, 3\)"),
+    "a constant part of a vector target": (
+        lambda: R(family="multivariate_normal").fit(X, np.c_[Y, np.ones(6)]), ValueError,
+        r"part\(s\) \['y1'\] of family 'multivariate_normal' are constant over all 6 rows"),
+    "collinear parts of a vector target": (
+        lambda: R(family="multivariate_normal").fit(X, np.c_[Y, 1 - Y]), ValueError,
+        r"2 target parts of family 'multivariate_normal' are collinear over the 6 rows"),
+    "composition rows that do not sum to 1": (
+        lambda: R(family="dirichlet").fit(X, np.c_[Y, Y] / 10), ValueError,
+        r"5 of 6 rows whose parts do not sum to 1"),
+    "a composition with a zero part": (
+        lambda: R(family="dirichlet").fit(X, np.c_[Y / 6, 1 - Y / 6]), ValueError,
+        r"1 of 6 rows with a part <= 0"),
+    "quantiles of a vector family": (
+        lambda: R(family="multivariate_normal", n_estimators=2).fit(
+            X, np.c_[Y, Y ** 2]).predict_quantiles(X), ValueError,
+        r"vectors of 2 parts, which have no quantiles; use the margins"),
+    "a vector family in the varying-coefficient model": (
+        lambda: db.VaryingCoefficientRegressor(family="multivariate_normal",
+                                               linear_features=[0]).fit(X, np.c_[Y, Y ** 2]),
+        ValueError, r"cannot carry varying coefficients: it models a vector target"),
+    "scale_tril with entries above the diagonal": (
+        lambda: db.Predictive.from_params("multivariate_normal", loc=[0.0, 0.0],
+                                          scale_tril=[[1.0, 0.5], [0.0, 1.0]]), ValueError,
+        r"1 of 1 matrices with nonzero entries above the diagonal"),
     "censored bounds with lower > upper": (
         lambda: R(family="censored_weibull").fit(X, np.c_[Y, Y - 0.5]), ValueError,
         r"6 of 6 rows with lower > upper"),
@@ -173,6 +210,47 @@ CASES = {
         lambda: R(scoring_rule="crps", step="fisher").fit(X, Y), ValueError,
         r"step='fisher' needs the Riemannian metric of the scoring rule"),
     "model file from an older format": (None, ValueError, r"refit and save the model again"),
+    "energy score of a univariate Predictive": (
+        lambda: db.metrics.energy_score(db.Predictive.from_params("normal", loc=Y, scale=1.0),
+                                        Y), ValueError,
+        r"energy_score scores multivariate predictive distributions; family 'normal' is "
+        r"univariate: score it with db\.metrics\.crps"),
+    "multivariate scores with y of the wrong shape": (
+        lambda: db.metrics.energy_score(MV(), Y), ValueError,
+        r"energy_score: y has shape \(6,\); expected \(6, 2\), one observed 2-vector per row"),
+    "multivariate scores with NaN rows in y": (
+        lambda: db.metrics.variogram_score(MV(), np.c_[Y, np.r_[np.nan, Y[1:]]]), ValueError,
+        r"variogram_score: y has 1 of 6 rows with NaN or infinite values"),
+    "nll of a multivariate target with the wrong shape": (
+        lambda: db.metrics.nll(MV(), Y), ValueError,
+        r"nll: y has shape \(6,\); expected \(6, 2\)"),
+    "energy score with n_samples < 2": (
+        lambda: db.metrics.energy_score(MV(), np.c_[Y, Y], n_samples=1), ValueError,
+        r"n_samples must be an integer >= 2 \(energy_score compares independent draws"),
+    "multivariate ensemble not of shape (m, n, d)": (
+        lambda: db.metrics.energy_score(np.zeros((10, 6)), np.c_[Y, Y]), ValueError,
+        r"energy_score takes an ensemble as an array of draws of shape \(m, n, d\).*got an "
+        r"array of shape \(10, 6\)"),
+    "multivariate ensemble of one draw": (
+        lambda: db.metrics.energy_score(np.zeros((1, 6, 2)), np.c_[Y, Y]), ValueError,
+        r"needs an ensemble of at least 2 draws per row; got 1"),
+    "multivariate ensemble with NaN draws": (
+        lambda: db.metrics.variogram_score(np.r_[np.zeros((2, 6, 2)), np.full((1, 6, 2), np.nan)],
+                                           np.c_[Y, Y]), ValueError,
+        r"The ensemble has 6 of 6 rows with NaN or infinite draws"),
+    "variogram score with p <= 0": (
+        lambda: db.metrics.variogram_score(MV(), np.c_[Y, Y], p=0), ValueError,
+        r"The variogram score's order p must be positive and finite; got 0\.0"),
+    "variogram weights of the wrong shape": (
+        lambda: db.metrics.variogram_score(MV(), np.c_[Y, Y], weights=np.ones((3, 3))),
+        ValueError, r"weights has shape \(3, 3\); expected \(2, 2\) or \(6, 2, 2\)"),
+    "negative variogram weights": (
+        lambda: db.metrics.variogram_score(MV(), np.c_[Y, Y], weights=[[0, -1], [-1, 0]]),
+        ValueError, r"weights has 2 of 4 entries that are negative, NaN or infinite"),
+    "unknown energy score estimator": (
+        lambda: db.metrics.energy_score(MV(), np.c_[Y, Y], estimator="crps"), ValueError,
+        r"Unknown energy score estimator 'crps'; use one of \['akr', 'akr_circperm', 'fair', "
+        r"'nrg'\]"),
     "PIT levels outside [0, 1]": (
         lambda: db.metrics.pit_cdf(db.Predictive.from_params("normal", loc=Y, scale=1.0), Y,
                                    [0.5, 1.5]), ValueError,

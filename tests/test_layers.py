@@ -54,8 +54,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("estimators", ("distboost._base", "distboost.estimators", "distboost.classifier",
                     "distboost.varying", "distboost.booster")),
     ("dask", ("distboost.dask",)),
-    ("selection", ("distboost.selection",)),
-    ("plotting", ("distboost.plotting", "distboost._explain_plots", "distboost._survival_plots")),
+    ("selection", ("distboost.selection", "distboost._degeneracy")),
+    ("plotting", ("distboost.plotting", "distboost._explain_plots", "distboost._survival_plots",
+                  "distboost._multivariate_plots")),
     ("cli", ("distboost.cli", "distboost.__main__")),
     ("package", ("distboost",)),  # distboost/__init__.py: the public facade
 ]

@@ -52,7 +52,7 @@ def test_default_candidates_hold_y_and_never_classify():
     from distboost.selection import _default_candidates
 
     binary = (rng.uniform(size=120) < 0.4).astype(float)  # integer y: counts allowed, not labels
-    names, excluded = _default_candidates(binary, censored=False)
+    names, excluded = _default_candidates(binary, "scalar")
     names = set(names)
     assert {"poisson", "negative_binomial", "normal", "exponential"} <= names
     assert "classification" in excluded["bernoulli"] and "support" in excluded["gamma"]
@@ -104,28 +104,6 @@ def test_degenerate_fit_is_flagged_and_never_best():
     with pytest.warns(UserWarning, match="every fitted family"):
         alone = db.compare_families(X, y, families=["studentt"], **FAST)
     assert alone.attrs["best"] is None
-
-
-class _FakeModel:
-    def __init__(self, raw_floor):
-        self.raw_floor_ = np.asarray(raw_floor, dtype=float)
-
-
-def test_diagnostics_flag_a_floored_scale_and_a_collapse_onto_a_point_mass():
-    from distboost.selection import _Diagnostics
-
-    family = db.families.get("normal")
-    y = np.r_[np.zeros(50), np.linspace(1.0, 5.0, 50)]
-    scale = np.r_[np.full(50, 1e-6), np.ones(50)]  # at the floor on the zeros
-    dist = db.Predictive.from_params("normal", loc=np.r_[np.zeros(50), y[50:]], scale=scale)
-    diag = _Diagnostics(family, {"spread": 2.5, "atom": (0.0, 0.5)})
-    diag.add(_FakeModel([-np.inf, np.log(1e-6)]), dist, y, {"nll": -3.0, "crps": 0.2})
-    reason = diag.reason()
-    assert "scale at its floor on 50% of rows" in reason
-    assert "collapsed onto y = 0 (50% of rows): a point mass" in reason
-    sound = _Diagnostics(family, {"spread": 2.5, "atom": (0.0, 0.5)})
-    sound.add(_FakeModel([-np.inf, np.log(1e-6)]), dist[50:], y[50:], {"nll": 1.0})
-    assert sound.reason() == ""
 
 
 class _NoisyNormal(db.families.get("normal").__class__):
@@ -230,3 +208,29 @@ def test_zero_adjusted_families_are_mixed_and_ranked_by_crps_against_densities()
     assert table.attrs["best"] == "zero_adjusted_gamma"
     za = table.set_index("family").loc["zero_adjusted_gamma"]
     assert za["degenerate"] == ""  # both quartiles at the atom are not a collapse
+
+
+def test_two_columns_are_bounds_or_parts_and_an_ambiguous_pair_asks():
+    from distboost.selection import _target_kind
+
+    rng = np.random.default_rng(0)
+    lo = rng.uniform(1, 2, size=20)
+    assert _target_kind(np.c_[lo, np.where(lo > 1.5, np.inf, lo)], None, None) == "censored"
+    assert _target_kind(np.c_[lo, lo - 0.5 * (lo > 1.5)], None, None) == "vector"
+    assert _target_kind(rng.normal(size=(20, 3)), None, None) == "vector"
+    assert _target_kind(np.c_[lo, lo + 1], ["multivariate_normal"], None) == "vector"
+    assert _target_kind(np.c_[lo, lo + 1], ["censored_normal"], None) == "censored"
+    with pytest.raises(ValueError, match="pass multivariate=True for 2 parts or "
+                                         "multivariate=False for censored bounds"):
+        _target_kind(np.c_[lo, lo + 1], None, None)
+
+
+def test_a_vector_target_compares_the_vector_families():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, size=(150, 2))
+    Y = np.c_[X[:, 0], X[:, 1]] + rng.multivariate_normal([0, 0], [[1, 0.7], [0.7, 1]], 150)
+    table = db.compare_families(X, Y, metrics=("nll",), multivariate=True, **FAST)
+    assert table["family"].tolist() == ["multivariate_normal"]
+    assert "family 'dirichlet' needs every part positive" in table.attrs["excluded"]["dirichlet"]
+    assert np.isfinite(table.loc[0, "nll_mean"]) and table.attrs["best"] == "multivariate_normal"
+    assert "normal" in table.attrs["excluded"]

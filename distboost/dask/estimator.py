@@ -154,6 +154,11 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
         import xgboost.dask as xgb_dask
 
         family = _families.get(self.family, links=self.links)
+        if family.multivariate:
+            raise ValueError(
+                f"Family {family.name!r} models a vector target (y of shape (n, d)); "
+                "DaskDistributionalRegressor fits one target value per row (XGBoost's "
+                "distributed label). Fit it in-process with DistributionalRegressor.")
         if getattr(family, "encode_target", None) is not None:
             raise ValueError(
                 f"Family {family.name!r} encodes its target from the labels it sees (e.g. the "

@@ -137,6 +137,13 @@ class Family:
 
     # ------------------------------------------------------------------ identity
     @property
+    def dispersion_params(self) -> tuple[str, ...]:
+        """The outputs that dispersion calibration shifts together by one constant:
+        ``(dispersion_param,)``, or the log-diagonal of a multivariate Normal's Cholesky
+        factor (one shift scales the whole covariance); empty when there is none."""
+        return () if self.dispersion_param is None else (self.dispersion_param,)
+
+    @property
     def n_params(self) -> int:
         """Number of parameters ``K`` (one boosted ensemble each)."""
         return len(self.param_names)

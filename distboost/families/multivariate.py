@@ -11,22 +11,26 @@ classes); a family built without it is a placeholder.
 
 Multivariate Normal, Cholesky parameterisation
 ----------------------------------------------
-``y ~ N(mu, Sigma)`` with ``Sigma = L L^T``, ``L`` lower triangular: ``d`` outputs for ``mu``
-(identity links), ``d`` for the log of the diagonal of ``L`` (``exp`` links: ``L`` is then a
-valid Cholesky factor for every raw score) and ``d (d - 1) / 2`` for the entries below the
-diagonal (identity links), ``K = d (d + 3) / 2`` outputs in all.  The density needs one
-triangular solve per row, no matrix inverse, and every raw score is unconstrained.
+``y ~ N(mu, Sigma)`` with ``Sigma = L L^T`` and ``L = D U``: ``D = diag(exp(a))`` and ``U`` unit
+lower triangular with entries ``b`` below its diagonal, so ``L_ii = exp(a_i)`` and
+``L_ij = exp(a_i) b_ij`` (``i > j``).  Raw outputs: ``d`` for ``mu`` (identity links), ``d``
+for ``a`` and ``d (d - 1) / 2`` for ``b``, ``K = d (d + 3) / 2`` in all; the flat parameters
+``scale_tril_i_j`` are the entries of ``L``.  Every raw score is unconstrained, ``L`` is a
+valid Cholesky factor for all of them, the density needs one triangular solve per row, the
+``b`` are free of the units of ``y``, and adding one constant to every ``a_i`` scales the
+covariance by its exponential twice over, which is what dispersion calibration does
+(``dispersion_params``; the Normal's log-scale shift in ``d`` dimensions).
 
 The expected Fisher information in these outputs is in closed form.  ``mu`` and ``L`` are
-orthogonal; the ``mu`` block is ``Sigma^{-1}``; for entries ``(i, j)`` and ``(k, l)`` of ``L``
-(``i >= j``, ``k >= l``), with ``P = L^{-1}``,
+orthogonal and the ``mu`` block is ``Sigma^{-1}``.  For outputs ``k``, ``l`` of ``L``, with
+``dL / d theta_k = e_i v_k^T`` (``v_k = L[i, :]`` for ``a_i``, ``exp(a_i) e_j`` for
+``b_ij``) and ``u_k = L^{-1} e_i``,
 
-    I[(i, j), (k, l)] = P[j, k] P[l, i] + Sigma^{-1}[i, k] 1{j = l},
+    I[k, l] = 1/2 tr(Sigma^{-1} dSigma_k Sigma^{-1} dSigma_l)
+            = (v_k . u_l)(v_l . u_k) + (u_k . u_l)(v_k . v_l)
 
-which is ``1/2 tr(Sigma^{-1} dSigma_a Sigma^{-1} dSigma_b)`` (Mardia, Kent & Bibby 1979,
-sec. 4.2) written with ``L^{-1} dSigma L^{-T} = A + A^T``, ``A = L^{-1} dL``.  For ``d = 1`` it
-gives ``2 / sigma^2`` for ``sigma``, and ``2`` for ``log sigma`` once the link's derivative
-``dL_ii / d raw = L_ii`` is applied (:meth:`Family.fisher_information`).
+(Mardia, Kent & Bibby 1979, sec. 4.2, written with ``L^{-1} dSigma L^{-T} = A + A^T`` for the
+rank-one ``A = L^{-1} dL = u v^T``).  For ``d = 1`` it gives 2 for ``log sigma``.
 """
 
 from __future__ import annotations
@@ -286,11 +290,12 @@ class VectorFamily(Family):
 class MultivariateNormal(VectorFamily):
     """Multivariate Normal family with a boosted mean and Cholesky factor (module docstring).
 
-    Outputs, for ``d`` parts: ``loc_0 .. loc_{d-1}`` (identity links), then the lower
-    triangle of ``L`` row by row, ``scale_tril_i_j`` for ``i >= j`` (``exp`` links on the
-    diagonal, identity below it).  Closed-form weighted MLE (the weighted mean and the
-    Cholesky factor of the weighted covariance, divided by the weight total) and closed-form
-    expected Fisher information.
+    Outputs, for ``d`` parts: ``loc_0 .. loc_{d-1}``, then the lower triangle of ``L`` row by
+    row, ``scale_tril_i_j`` for ``i >= j`` (raw ``log L_ii`` on the diagonal, ``L_ij / L_ii``
+    below it; the flat parameters are the entries of ``L``).  Closed-form weighted MLE (the
+    weighted mean and the Cholesky factor of the weighted covariance, divided by the weight
+    total), closed-form expected Fisher information, dispersion calibration by one shift of
+    the log-diagonal.
 
     Examples
     --------
@@ -313,10 +318,44 @@ class MultivariateNormal(VectorFamily):
                 names[f"scale_tril_{i}_{j}"] = "exp" if i == j else "identity"
         return names
 
+    def _set_dim(self, dim) -> None:
+        if self._links_given:
+            raise ValueError("Family 'multivariate_normal' has fixed links (identity for the "
+                             "mean, the Cholesky parameterisation for the covariance); got "
+                             f"overrides for {sorted(self._links_given)}.")
+        super()._set_dim(dim)
+
+    @property
+    def dispersion_params(self) -> tuple[str, ...]:
+        """The log-diagonal of ``L``: one shift of all of them scales the covariance."""
+        d = self._require_dim()
+        return tuple(f"scale_tril_{j}_{j}" for j in range(d))
+
     def _tril(self):
         d = self._require_dim()
         rows, cols = torch.tril_indices(d, d)
         return d, rows, cols
+
+    def params_from_raw(self, raw):
+        """Flat parameters (the entries of ``L``) from raw scores of shape (n, K)."""
+        d, rows, cols = self._tril()
+        out = {f"loc_{j}": raw[:, j] for j in range(d)}
+        diag = {i: torch.exp(raw[:, d + t]) for t, (i, j) in
+                enumerate(zip(rows.tolist(), cols.tolist(), strict=True)) if i == j}
+        for t, (i, j) in enumerate(zip(rows.tolist(), cols.tolist(), strict=True)):
+            out[f"scale_tril_{i}_{j}"] = diag[i] if i == j else diag[i] * raw[:, d + t]
+        return out
+
+    def raw_from_params(self, params):
+        d, rows, cols = self._tril()
+        cols_out = [np.asarray(params[f"loc_{j}"], dtype=np.float64) for j in range(d)]
+        for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
+            diag = np.asarray(params[f"scale_tril_{i}_{i}"], dtype=np.float64)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                cols_out.append(np.log(diag) if i == j else
+                                np.asarray(params[f"scale_tril_{i}_{j}"], dtype=np.float64)
+                                / diag)
+        return np.stack(np.broadcast_arrays(*cols_out), axis=-1).astype(np.float64)
 
     def structure(self, params):
         d, rows, cols = self._tril()
@@ -365,22 +404,24 @@ class MultivariateNormal(VectorFamily):
         sd = torch.sqrt(self.covariance(params)[..., j, j])
         return get("normal"), {"loc": as_float64_tensor(params[f"loc_{j}"]), "scale": sd}
 
-    def fisher_natural(self, params):
-        """Expected Fisher information in the flat natural parameters, shape (n, K, K)
-        (module docstring)."""
+    def fisher_information(self, raw):
+        """Expected Fisher information in the raw outputs, shape (n, K, K) (module
+        docstring)."""
         d, rows, cols = self._tril()
+        params = self.params_from_raw(raw)
         tril = self.structure(params)["scale_tril"]
         eye = torch.eye(d, dtype=tril.dtype).expand_as(tril)
         inv = torch.linalg.solve_triangular(tril, eye, upper=False)  # P = L^{-1}
-        prec = inv.transpose(-1, -2) @ inv  # Sigma^{-1}
-        # P[j, k] P[l, i] + prec[i, k] 1{j = l} for a = (i, j), b = (k, l)
-        i_a, j_a = rows[:, None], cols[:, None]
-        k_b, l_b = rows[None, :], cols[None, :]
-        block = inv[..., j_a, k_b] * inv[..., l_b, i_a] \
-            + prec[..., i_a, k_b] * (j_a == l_b).to(tril.dtype)
+        u = inv[..., :, rows].transpose(-1, -2)  # u_k = P e_i, shape (n, T, d)
+        diag_of_row = torch.diagonal(tril, dim1=-2, dim2=-1)[..., rows]  # exp(a_i), (n, T)
+        unit = torch.eye(d, dtype=tril.dtype)[cols]  # e_j, (T, d)
+        v = torch.where((rows == cols)[:, None], tril[..., rows, :],
+                        diag_of_row[..., None] * unit)  # (n, T, d)
+        vu = v @ u.transpose(-1, -2)  # (v_k . u_l)
+        block = vu * vu.transpose(-1, -2) + (u @ u.transpose(-1, -2)) * (v @ v.transpose(-1, -2))
         n_out = d + rows.numel()
         out = tril.new_zeros(tril.shape[:-2] + (n_out, n_out))
-        out[..., :d, :d] = prec
+        out[..., :d, :d] = inv.transpose(-1, -2) @ inv  # Sigma^{-1}
         out[..., d:, d:] = block
         return out
 

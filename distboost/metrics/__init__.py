@@ -1,5 +1,6 @@
 """Proper scoring rules and calibration diagnostics (CRPS, NLL, PIT, coverage, interval and
-pinball scores, calibration error, sharpness), survival scores (censored NLL and CRPS,
+pinball scores, calibration error, sharpness), multivariate scores (energy and variogram
+scores; the NLL of (n, d) targets), survival scores (censored NLL and CRPS,
 concordance, D-calibration, IPCW Brier scores and time-dependent AUC) and scikit-learn
 scorers.
 
@@ -25,6 +26,12 @@ from .closed_form import (
     crps_zero_adjusted_lognormal,
     crps_zero_inflated_negative_binomial,
     crps_zero_inflated_poisson,
+)
+from .multivariate import (
+    energy_score,
+    mean_energy_score,
+    mean_variogram_score,
+    variogram_score,
 )
 from .numerical import crps_numerical
 from .scorers import available_scorers, get_scorer, predict_dist
@@ -56,6 +63,7 @@ __all__ = [
     "calibration_error", "coverage", "crps", "interval_score", "mean_crps",
     "mean_interval_score", "mean_nll", "mean_pinball", "nll", "pinball", "pit", "pit_cdf",
     "sharpness",
+    "energy_score", "variogram_score", "mean_energy_score", "mean_variogram_score",
     "censored_nll", "concordance_index", "d_calibration", "survival_crps",
     "brier_score", "integrated_brier_score", "cumulative_dynamic_auc",
 ]

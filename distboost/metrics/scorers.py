@@ -8,14 +8,15 @@ the transformers first, as scikit-learn does for ``predict_proba``) or a fitted 
 ``GridSearchCV`` over one.  Losses are negated; ``coverage_<p>`` returns minus the absolute
 gap between the observed coverage and the nominal level (0 is perfect), since more coverage
 is not better in itself (the raw coverage is :func:`distboost.metrics.coverage`).
-``censored_nll``, ``survival_crps`` and ``concordance_index`` score censored ``(n, 2)`` bounds.
+``censored_nll``, ``survival_crps`` and ``concordance_index`` score censored ``(n, 2)`` bounds;
+``energy_score`` and ``variogram_score`` (and ``nll``) score multivariate ``(n, d)`` targets.
 """
 
 from __future__ import annotations
 
 import re
 
-from . import scores, survival
+from . import multivariate, scores, survival
 
 __all__ = ["get_scorer", "available_scorers", "predict_dist"]
 
@@ -37,6 +38,8 @@ _FIXED = {
     "censored_nll": lambda d, y, w: -scores._mean(survival.censored_nll(d, y), w),
     "survival_crps": lambda d, y, w: -scores._mean(survival.survival_crps(d, y), w),
     "concordance_index": _concordance,
+    "energy_score": lambda d, y, w: -multivariate.mean_energy_score(d, y, w),
+    "variogram_score": lambda d, y, w: -multivariate.mean_variogram_score(d, y, w),
 }
 _PATTERNS = {
     "interval_score": lambda lv: lambda d, y, w: -scores.mean_interval_score(d, y, lv, w),
@@ -128,7 +131,10 @@ def get_scorer(name: str) -> _DistScorer:
     ``interval_score_<p>``, ``coverage_<p>``, ``pinball_<p>`` for a percent ``p`` in 1..99
     (e.g. ``interval_score_90``, ``pinball_50``), all for exact observations ``y`` of shape
     (n,); ``censored_nll``, ``survival_crps`` and ``concordance_index`` (Harrell's C, no
-    sample weights) for censored ``(n, 2)`` bounds (see :mod:`distboost.censored`).
+    sample weights) for censored ``(n, 2)`` bounds (see :mod:`distboost.censored`);
+    ``energy_score`` and ``variogram_score`` (order 0.5, unit weights; the defaults of
+    :func:`~distboost.metrics.energy_score` and :func:`~distboost.metrics.variogram_score`)
+    and ``nll`` for multivariate targets ``y`` of shape (n, d).
 
     The scorer works on a distboost estimator, a Pipeline ending in one and a fitted search
     over one (see :func:`predict_dist`).

@@ -23,6 +23,20 @@ def _y(dist, y, what: str = "This score") -> np.ndarray:
     return exact_observations(len(dist), y, what)
 
 
+def multivariate_observations(n: int, d: int, y, what: str = "This score") -> np.ndarray:
+    """``y`` as a float64 array of shape (n, d), one observed d-vector per distribution of
+    a multivariate Predictive (a DataFrame's columns in order; ``what`` names the score)."""
+    y = np.asarray(y, dtype=np.float64)
+    if y.shape != (n, d):
+        raise ValueError(
+            f"{what}: y has shape {y.shape}; expected ({n}, {d}), one observed {d}-vector per "
+            f"row of the multivariate Predictive ({n} rows of dimension {d}).")
+    n_bad = int((~np.isfinite(y)).any(axis=1).sum())
+    if n_bad:
+        raise ValueError(f"{what}: y has {n_bad} of {n} rows with NaN or infinite values.")
+    return y
+
+
 def _level(level: float, name: str = "level") -> float:
     level = float(level)
     if not 0.0 < level < 1.0:
@@ -56,7 +70,13 @@ def crps(dist, y, method: str = "auto") -> np.ndarray:
 
 
 def nll(dist, y) -> np.ndarray:
-    """Negative log-likelihood (density or mass) per observation, shape (n,)."""
+    """Negative log-likelihood (density or mass) per observation, shape (n,).
+
+    For a multivariate Predictive (``family.multivariate``, e.g. ``multivariate_normal``,
+    ``dirichlet``) ``y`` has shape (n, d), one observed vector per row, and the score is
+    the negative joint log density."""
+    if getattr(dist.family, "multivariate", False):
+        return -dist.log_prob(multivariate_observations(len(dist), dist.dim, y, "nll"))
     return -dist.log_prob(_y(dist, y, "nll"))
 
 
@@ -204,7 +224,7 @@ def mean_crps(dist, y, sample_weight=None) -> float:
 
 
 def mean_nll(dist, y, sample_weight=None) -> float:
-    """Weighted mean of :func:`nll`."""
+    """Weighted mean of :func:`nll` (``y`` of shape (n, d) for a multivariate Predictive)."""
     return float(_mean(nll(dist, y), sample_weight))
 
 

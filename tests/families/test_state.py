@@ -36,8 +36,8 @@ FAMILIES.update({
                                                          links={"rate": "softplus"}),
     "multivariate_normal(3)-names": lambda: db.families.get("multivariate_normal").with_dim(
         3, target_names=["a", "b", "c"]),
-    "multivariate_normal(2)-links": lambda: db.families.get(
-        "multivariate_normal", links={"scale_tril_1_1": "softplus"}).with_dim(2),
+    "dirichlet(2)-links": lambda: db.families.get(
+        "dirichlet", links={"concentration_1": "softplus"}).with_dim(2),
     "dirichlet(4)": lambda: db.families.get("dirichlet").with_dim(4),
 })
 PLACEHOLDERS = ("categorical", "ordinal_logit", "multivariate_normal", "dirichlet")
