@@ -9,8 +9,10 @@ means, standard deviations and correlation all vary with the inputs, and compare
 held-out rows with two independent boosted Normals (joint NLL per row: the sum of theirs).
 It prints the range of the predicted correlation and its mean by bins of temperature next
 to the empirical correlation of the held-out residuals in the same bins, and saves two
-figures: 50% and 90% ellipses of a few held-out rows with their observations, and the
-predicted correlation against temperature.
+figures: the 50% and 90% ellipses of four held-out hours with their observations
+(``db.plot.ellipses``), and the predicted correlation against temperature
+(``db.plot.correlation`` on a grid of temperatures at the median pressure and humidity, with
+every held-out hour's prediction and the binned residual correlation drawn over it).
 
 Run: ``.venv/bin/python examples/multivariate_power_plant.py [--out DIR] [--data FOLDER]``
 """
@@ -94,49 +96,34 @@ def main(argv=None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     rows = np.argsort(Xte["AT"].to_numpy())[np.linspace(20, len(test) - 21, 4).astype(int)]
     labels = [f"AT {t:.1f} deg C" for t in Xte["AT"].to_numpy()[rows]]
-    ax = ellipses(dist, Yte.to_numpy(), rows, labels)
+    ax = db.plot.ellipses(dist, Yte, rows=rows, levels=(0.5, 0.9), labels=labels)
+    ax.set_xlabel("PE, electrical output (MW)")
+    ax.set_ylabel("V, exhaust vacuum (cm Hg)")
     ax.set_title("50% and 90% predictive ellipses of four held-out hours (coldest to hottest)")
     ax.figure.savefig(out / "multivariate_ellipses.png", dpi=110, bbox_inches="tight")
     plt.close(ax.figure)
 
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    ax.scatter(Xte["AT"], rho, s=6, alpha=0.5, label="predicted, each held-out hour")
+    # The curve: the model on a grid of temperatures at the median pressure and humidity.
+    grid = pd.DataFrame({"AT": np.linspace(*np.quantile(Xtr["AT"], [0.01, 0.99]), 200)})
+    for column in ("AP", "RH"):
+        grid[column] = float(Xtr[column].median())
+    ax = db.plot.correlation(joint.predict_dist(grid[FEATURES]), grid["AT"])
+    ax.lines[0].set_label("predicted at median AP and RH")
+    ax.scatter(Xte["AT"], rho, s=5, alpha=0.35, color="C0", label="predicted, held-out hours")
     centres = (bins[:-1] + bins[1:]) / 2
     ax.plot(centres, [e for _, e in by_bin], "o-", color="C3",
             label="empirical correlation of held-out residuals, by quintile of AT")
-    ax.axhline(0.0, color="grey", lw=0.8)
     ax.set_xlabel("ambient temperature AT (deg C)")
-    ax.set_ylabel("correlation of PE and V")
-    ax.set_title("Power plant: correlation of output and exhaust vacuum given the weather")
+    ax.set_title("Power plant: correlation of output PE and exhaust vacuum V")
     ax.legend(loc="best", fontsize=8)
-    fig.savefig(out / "multivariate_correlation.png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    ax.figure.savefig(out / "multivariate_correlation.png", dpi=110, bbox_inches="tight")
+    plt.close(ax.figure)
     print(f"figures written to {out / 'multivariate_ellipses.png'} and "
           f"{out / 'multivariate_correlation.png'}")
     return {"nll_joint": float(nll_joint), "nll_independent": float(nll_indep),
             "nll_margins": margins,
             "rho_min": float(rho.min()), "rho_max": float(rho.max()),
             "rho_by_temperature": by_bin, "rounds": int(joint.best_iteration_)}
-
-
-def ellipses(dist, y, rows, labels, levels=(0.5, 0.9)):
-    """Predictive ellipses of ``rows`` (from ``dist.mean`` and ``dist.covariance``) with
-    their observations."""
-    from scipy.stats import chi2
-
-    fig, ax = plt.subplots(figsize=(7, 5.5))
-    t = np.linspace(0, 2 * np.pi, 200)
-    circle = np.stack([np.cos(t), np.sin(t)])
-    for k, i in enumerate(rows):
-        L = np.linalg.cholesky(dist.covariance[i])
-        for level in levels:
-            path = dist.mean[i][:, None] + np.sqrt(chi2.ppf(level, 2)) * L @ circle
-            ax.plot(path[0], path[1], color=f"C{k}", lw=1.0 if level < 0.6 else 1.8)
-        ax.plot(*y[i], "x", color=f"C{k}", ms=9, mew=2, label=labels[k])
-    ax.set_xlabel("PE, electrical output (MW)")
-    ax.set_ylabel("V, exhaust vacuum (cm Hg)")
-    ax.legend(loc="best", fontsize=8)
-    return ax
 
 
 if __name__ == "__main__":
