@@ -254,6 +254,7 @@ def speed(d: int, args) -> dict:
     X, Y, *_ = simulate_mvn(args.speed_rows, d, np.random.default_rng([3, d]))
     kw = {"n_estimators": args.speed_rounds, "early_stopping": False, "random_state": 0}
     times = {"natural": [], "fisher": [], "independent": []}
+    wall, cpu = time.perf_counter(), time.process_time()
     for _ in range(args.speed_repeats):  # interleaved, so that a change of load hits all
         for step in ("natural", "fisher"):
             model = db.DistributionalRegressor(family="multivariate_normal", step=step, **kw)
@@ -261,8 +262,9 @@ def speed(d: int, args) -> dict:
         times["independent"].append(sum(
             fit_timed(db.DistributionalRegressor(family="normal", **kw), X, Y[:, j])[1]
             for j in range(d)))
+    share = (time.process_time() - cpu) / (time.perf_counter() - wall)
     per = {k: min(v) / args.speed_rounds for k, v in times.items()}
-    return {"d": d, "outputs": d * (d + 3) // 2, **per,
+    return {"d": d, "outputs": d * (d + 3) // 2, **per, "cpu_share": share,
             "natural/fisher": per["natural"] / per["fisher"],
             "natural/independent": per["natural"] / per["independent"]}
 
@@ -309,9 +311,9 @@ def ms(values, fmt="{:.3f}") -> str:
     return f"{fmt.format(v.mean())} ± {fmt.format(se)}"
 
 
-def paired(df, key, a, b, by) -> list[tuple]:
+def paired(df, key, a, b, by, value="nll") -> list[tuple]:
     """Per level of ``by``: mean and standard error of the paired difference a - b."""
-    wide = df.pivot_table(index=[by, "seed"], columns=key, values="nll")
+    wide = df.pivot_table(index=[by, "seed"], columns=key, values=value, dropna=False)
     out = []
     for level, g in wide.groupby(level=by):
         diff = (g[a] - g[b]).to_numpy()
@@ -404,6 +406,7 @@ def main(argv=None) -> dict:
     es_note = (f"energy score from {args.es_samples} draws per row"
                if hasattr(db.metrics, "energy_score") else
                "energy score n/a: this library has no db.metrics.energy_score")
+    sections.append("## Vector targets (`benchmarks/multivariate.py`)")
     sections.append(f"Vector targets on simulated data with a known truth (generators in the "
                     f"module docstring of `benchmarks/multivariate.py`; `{command}`). Held-out "
                     f"scores per row on {args.n_test:,} test rows, mean ± standard error over "
@@ -420,6 +423,11 @@ def main(argv=None) -> dict:
                  f"{'meets' if m <= -0.1 else 'misses'} the target (<= -0.1)."
                  for n, m, se, k in paired(df, "model", "multivariate_normal",
                                            "independent normals", "n_train")]
+        if df["energy"].notna().all():
+            lines += [f"- n_train {n:,}: MVN - independent normals, paired energy score "
+                      f"difference {m:+.4f} ± {se:.4f} ({k} seeds)."
+                      for n, m, se, k in paired(df, "model", "multivariate_normal",
+                                                "independent normals", "n_train", "energy")]
         sections += ["**(a) Bivariate Normal, correlation rho(x) = tanh(2 x0).** Correlation "
                      "errors are mean absolute errors of the predicted correlation against the "
                      "true rho(x), overall and by bins of abs(rho).",
@@ -435,6 +443,12 @@ def main(argv=None) -> dict:
                  f"{m:+.3f} ± {se:.3f} nats per row ({k} seeds)."
                  for n, m, se, k in paired(df, "model", "dirichlet",
                                            "independent betas (first 2 parts)", "n_train")]
+        if df["energy"].notna().all():
+            lines += [f"- n_train {n:,}: Dirichlet - independent Betas, paired energy score "
+                      f"difference {m:+.4f} ± {se:.4f} ({k} seeds)."
+                      for n, m, se, k in paired(df, "model", "dirichlet",
+                                                "independent betas (first 2 parts)", "n_train",
+                                                "energy")]
         sections += ["**(b) Dirichlet compositions, d = 3.** NLL of the first two parts (the "
                      "Betas' product is a density on the same space); energy score on all "
                      "three parts, the Betas' last part 1 minus the sum of their draws.",
@@ -448,7 +462,10 @@ def main(argv=None) -> dict:
         sections += [f"**(c) Cost of the natural step.** Seconds per round on "
                      f"{args.speed_rows:,} rows, {args.speed_rounds} rounds, "
                      f"`early_stopping=False`, best of {args.speed_repeats} interleaved fits in "
-                     f"one process; d normals: the d fits' seconds summed.",
+                     f"one process; d normals: the d fits' seconds summed. The machine is "
+                     f"shared: this process had {np.mean([r['cpu_share'] for r in rows]):.0%} "
+                     f"of a core over these fits (CPU seconds / wall seconds), so compare the "
+                     f"ratios, measured side by side, rather than the seconds.",
                      table_speed(rows)]
     if "d" in args.parts:
         rows = []
