@@ -70,8 +70,8 @@ def test_quick_run_writes_finite_tables(bench, tmp_path):
     res = bench.main(["--quick", "--out", str(out)])
     text = out.read_text()
     assert "kept" in text and text.count(bench.START) == 1
-    for header in ("## Vector targets", "(a) Bivariate Normal", "(b) Dirichlet", "(c) Cost of the natural step",
-                   "(d) Natural against fisher"):
+    for header in ("## Vector targets", "(a) Bivariate Normal", "(b) Dirichlet",
+                   "(c) Cost of the natural step", "(d) Natural against fisher"):
         assert header in text
     mvn = res["mvn"].groupby("model")["nll"].mean()
     assert np.isfinite(res["mvn"][["nll", "energy", "corr_mae", "seconds"]].to_numpy()).all()
