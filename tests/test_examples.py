@@ -86,6 +86,7 @@ def test_dask_cluster(tmp_path):
     assert res["nll"] < 1.6  # the start values' NLL is about 1.9
 
 
+@pytest.mark.slow  # about 5 s: three fits on 8,611 rows
 @pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/data (power-plant)")
 def test_multivariate_power_plant(tmp_path):
     res = _load("multivariate_power_plant").main(["--out", str(tmp_path)])
