@@ -75,13 +75,17 @@ class MultivariatePredictive(Predictive):
             raise TypeError(f"params must be a mapping name -> array; got "
                             f"{type(params).__name__}.")
         structured = set(family.structured_names)
+        if family.dim is None and set(params) != structured:  # flat outputs: d from names
+            family = next((family.with_dim(d) for d in range(2, len(params) + 1)
+                           if set(family.flat_names(d)) == set(params)), family)
         if set(params) == structured:
             family, params = _flat_from_structured(family, params)
         elif family.dim is None or set(params) != set(family.param_names):
-            flat = f" or the flat outputs {list(family.param_names)}" if family.dim else ""
+            flat = (f"the flat outputs {list(family.param_names)}" if family.dim else
+                    f"its flat outputs for d parts (e.g. {list(family.flat_names(2))})")
             raise ValueError(
-                f"Family {family.name!r} takes parameters {list(family.structured_names)}"
-                f"{flat}; got {sorted(params)}."
+                f"Family {family.name!r} takes parameters {list(family.structured_names)} "
+                f"or {flat}; got {sorted(params)}."
             )
         super().__init__(family, params, index=index)
 

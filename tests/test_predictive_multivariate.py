@@ -34,6 +34,8 @@ def test_a_vector_family_gives_a_multivariate_predictive():
     # the flat outputs (what an estimator predicts) build the same distribution
     again = db.Predictive(d.family, d.flat_params)
     np.testing.assert_array_equal(again.covariance, d.covariance)
+    by_name = db.Predictive("multivariate_normal", d.flat_params)  # d read from the names
+    np.testing.assert_array_equal(by_name.covariance, d.covariance)
     assert type(db.Predictive.from_params("normal", loc=0.0, scale=1.0)) is db.Predictive
 
 
