@@ -31,8 +31,8 @@ def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 
 
-@pytest.mark.parametrize("loader", [load_breast_cancer, load_digits],
-                         ids=["breast_cancer", "digits"])
+@pytest.mark.parametrize("loader", [load_breast_cancer, pytest.param(
+    load_digits, marks=pytest.mark.slow)], ids=["breast_cancer", "digits"])  # digits: 7 s
 def test_held_out_log_loss_close_to_hist_gradient_boosting(loader):
     """The benchmark's comparison (benchmarks/classification.py) on three splits with a loose
     tolerance: the same rounds, learning rate, leaves and early stopping as HGB."""

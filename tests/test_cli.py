@@ -186,6 +186,7 @@ def test_fit_auto_refuses_when_every_family_is_degenerate(counts_csv, tmp_path, 
     assert "studentt: df <= 1" in err[0] and not model.exists()
 
 
+@pytest.mark.slow  # 3 s: a fresh interpreter
 def test_module_entry_point_reports_usage_errors():
     res = subprocess.run([sys.executable, "-m", "distboost", "nonesuch"], capture_output=True,
                          text=True)

@@ -25,6 +25,10 @@ Y = np.arange(1.0, 7.0)
 R = db.DistributionalRegressor
 
 
+#: A vector model fitted in a blink (no cross-validated rounds).
+MVN = {"family": "multivariate_normal", "n_estimators": 2, "early_stopping": False}
+
+
 def fitted():
     return R(n_estimators=3).fit(X, Y)
 
@@ -54,11 +58,11 @@ CASES = {
         lambda: R(family="multivariate_normal").fit(X, Y), ValueError,
         r"y must have shape \(n, d\) with d >= 2 columns; got shape \(6,\)"),
     "y with other parts than the fit": (
-        lambda: R(family="multivariate_normal", n_estimators=2).fit(X, np.c_[Y, Y ** 2]).score(
+        lambda: R(**MVN).fit(X, np.c_[Y, Y ** 2]).score(
             X, np.c_[Y, Y, Y]), ValueError,
         r"built for d=2 parts: y must have shape \(n, 2\); got \(6, 3\)"),
     "parts in another order than the fit": (
-        lambda: R(family="multivariate_normal", n_estimators=2).fit(
+        lambda: R(**MVN).fit(
             X, pd.DataFrame({"a": Y, "b": Y ** 2})).score(X, pd.DataFrame({"b": Y ** 2,
                                                                           "a": Y})),
         ValueError, r"Target y has columns \['b', 'a'\]; family 'multivariate_normal' was "
@@ -76,7 +80,7 @@ CASES = {
         lambda: R(family="dirichlet").fit(X, np.c_[Y / 6, 1 - Y / 6]), ValueError,
         r"1 of 6 rows with a part <= 0"),
     "quantiles of a vector family": (
-        lambda: R(family="multivariate_normal", n_estimators=2).fit(
+        lambda: R(**MVN).fit(
             X, np.c_[Y, Y ** 2]).predict_quantiles(X), ValueError,
         r"vectors of 2 parts, which have no quantiles; use the margins"),
     "a vector family in the varying-coefficient model": (
@@ -229,7 +233,7 @@ CASES = {
         r"variogram_score: y has 1 of 6 rows with NaN or infinite values"),
     "multivariate y with its columns in another order": (
         lambda: db.metrics.energy_score(
-            R(family="multivariate_normal", n_estimators=2, early_stopping=False).fit(
+            R(**MVN).fit(
                 X, pd.DataFrame({"a": Y, "b": X[:, 0]})).predict_dist(X),
             pd.DataFrame({"b": X[:, 0], "a": Y})), ValueError,
         r"energy_score: y has the columns \['b', 'a'\], but the Predictive's parts are "

@@ -54,7 +54,8 @@ def test_constant_target_floors_the_scale_and_warns_once():
 
 
 @pytest.mark.parametrize("c", [1e-6, 1e6], ids=["c=1e-6", "c=1e6"])
-@pytest.mark.parametrize("family", ["normal", "laplace", "logistic"])
+@pytest.mark.parametrize("family", ["normal", pytest.param("laplace", marks=pytest.mark.slow),
+                                    pytest.param("logistic", marks=pytest.mark.slow)])
 def test_location_scale_families_are_scale_equivariant(family, c):
     y = TARGETS["many-ties"] + 0.3 * RNG.normal(size=N)
     kw = dict(family=family, n_estimators=60, random_state=0)

@@ -17,9 +17,3 @@ def client():
                       dashboard_address=":0", silence_logs=40) as cluster, \
             Client(cluster) as c:
         yield c
-
-
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if "tests/dask/" in str(item.fspath).replace("\\", "/"):
-            item.add_marker(pytest.mark.xdist_group("dask"))

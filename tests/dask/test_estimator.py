@@ -10,6 +10,10 @@ import pytest
 dd = pytest.importorskip("dask.dataframe")
 da = pytest.importorskip("dask.array")
 
+# One pytest-xdist worker runs every test of the cluster (``--dist loadgroup``): one
+# LocalCluster, not one per worker.
+pytestmark = pytest.mark.xdist_group("dask")
+
 import distboost as db  # noqa: E402
 from distboost.calibration import best_dispersion_shift  # noqa: E402
 from distboost.dask import DaskDistributionalRegressor  # noqa: E402
@@ -27,7 +31,7 @@ def to_dask(*frames, npartitions=4):
     return [dd.from_pandas(f, npartitions=npartitions, sort=False) for f in frames]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once per run, whatever the order of the tests
 def normal_fit(client):
     X, y = simulate(3000)
     Xv, yv = simulate(1500, seed=1)
@@ -122,6 +126,7 @@ def dask_target(y):
     return dd.from_pandas(frame, npartitions=4, sort=False)
 
 
+@pytest.mark.slow  # 6 s; every family against in-process: benchmarks/dask_scale.py
 @pytest.mark.parametrize("family", ["gamma", "poisson", "censored_weibull"])
 def test_other_families_train_and_agree_with_in_process(client, family):
     X, y = family_data(family, 1500, 5)

@@ -30,7 +30,10 @@ def _data(name: str, n: int = 200, seed: int = 0, strength: float = 0.3):
     return pd.DataFrame({"x": x}), y
 
 
-@pytest.mark.parametrize("name", SECOND_WAVE)
+# The two slowest families (5 s each: series and quadrature likelihoods) in the slow tier.
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow)
+                                  if n in ("tweedie", "zero_inflated_negative_binomial") else n
+                                  for n in SECOND_WAVE])
 def test_fit_predict_quantile_crps_save_load(name, tmp_path):
     X, y = _data(name)
     model = db.DistributionalRegressor(family=name, n_estimators=15, learning_rate=0.2,

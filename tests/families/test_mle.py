@@ -135,6 +135,7 @@ def test_every_family_is_covered():
     assert {f for f, _ in PAIRS} == set(FAMILIES)
 
 
+@pytest.mark.slow  # 4 s: a fresh interpreter
 def test_read_only_targets_raise_no_torch_warning():
     # torch warns once per process that it "does not support non-writable tensors" when
     # given a read-only array (a pandas copy-on-write view): a fresh interpreter with

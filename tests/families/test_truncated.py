@@ -45,6 +45,7 @@ def test_truncation_far_in_the_tail_stays_finite():
     np.testing.assert_allclose(nll.detach().numpy(), want, rtol=1e-6)
 
 
+@pytest.mark.slow  # 5 s: a boosted fit on truncated data (the likelihood is tested above)
 def test_mle_and_boosting_on_truncated_data():
     rng = np.random.default_rng(0)
     x = rng.uniform(-2, 2, size=20_000)
