@@ -47,6 +47,9 @@ def _marginal_table(y: np.ndarray) -> pd.DataFrame:
         if fam.classification:
             skipped[name] = "a classification family"
             continue
+        if fam.multivariate:
+            skipped[name] = "a vector target (y of shape (n, d))"
+            continue
         if getattr(fam, "encode_target", None) is not None:
             skipped[name] = "ordered classes, read from y by an estimator's fit"
             continue

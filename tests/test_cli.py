@@ -27,6 +27,7 @@ def test_marginal_table_ranks_families_and_explains_skips():
     skipped = table.attrs["not_applicable"]
     assert skipped["beta"] == "support (0, 1) does not hold y"
     assert skipped["bernoulli"] == skipped["categorical"] == "a classification family"
+    assert skipped["dirichlet"] == "a vector target (y of shape (n, d))"
     line = _not_applicable_line(skipped)
     assert line.startswith("Not applicable: ")
     assert "bernoulli, categorical (a classification family)" in line
