@@ -268,3 +268,20 @@ VECTOR_FAMILIES = [f for f in db.families.available() if db.families.get(f).mult
 FAMILIES = [f for f in db.families.available() if f not in VECTOR_FAMILIES]
 PAIRS = [(f, i) for f in FAMILIES for i in range(2)]
 PAIR_IDS = [f"{f}-{i}" for f, i in PAIRS]
+
+
+def assert_fisher_matches_monte_carlo(fam, raw: torch.Tensor, m: int = 40_000,
+                                      seed: int = 0) -> None:
+    """``E[g g^T]`` of the score over ``m`` draws from the model at ``raw`` (shape (1, K))
+    equals ``fam.fisher_information(raw)``, every entry within five Monte Carlo standard
+    errors (the vector families' check; ``test_fisher.py`` has the table's)."""
+    params = {p: v.expand(m) for p, v in fam.params_from_raw(raw).items()}
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        y = fam.distribution(params).sample()
+    r = raw.expand(m, -1).clone().requires_grad_(True)
+    (g,) = torch.autograd.grad(fam.nll(r, y).sum(), r)
+    outer = (g[:, :, None] * g[:, None, :]).numpy()
+    mc, se = outer.mean(0), outer.std(0) / np.sqrt(m)
+    closed = fam.fisher_information(raw)[0].numpy()
+    assert np.all(np.abs(mc - closed) <= 5 * se + 1e-12), np.max(np.abs(mc - closed) / se)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import scipy.stats as st
 import torch
+from family_cases import assert_fisher_matches_monte_carlo
 
 import distboost as db
 
@@ -63,17 +64,7 @@ def test_gradient_of_every_raw_output_matches_finite_differences():
 def test_fisher_information_matches_monte_carlo(d):
     fam = _family(d)
     raw = torch.as_tensor(np.random.default_rng(d).normal(0.5, 0.5, size=(1, d)))
-    m = 40_000
-    params = {p: v.expand(m) for p, v in fam.params_from_raw(raw).items()}
-    with torch.random.fork_rng():
-        torch.manual_seed(d)
-        y = fam.distribution(params).sample()
-    r = raw.expand(m, -1).clone().requires_grad_(True)
-    (g,) = torch.autograd.grad(fam.nll(r, y).sum(), r)
-    outer = (g[:, :, None] * g[:, None, :]).numpy()
-    mc, se = outer.mean(0), outer.std(0) / np.sqrt(m)
-    closed = fam.fisher_information(raw)[0].numpy()
-    assert np.all(np.abs(mc - closed) <= 5 * se + 1e-12), np.max(np.abs(mc - closed) / se)
+    assert_fisher_matches_monte_carlo(fam, raw, seed=d)
 
 
 def test_mle_recovers_the_concentration_and_is_stationary():

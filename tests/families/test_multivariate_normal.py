@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.stats as st
 import torch
-from family_cases import VECTOR_FAMILIES
+from family_cases import VECTOR_FAMILIES, assert_fisher_matches_monte_carlo
 
 import distboost as db
 from distboost.families.multivariate import MultivariateNormal
@@ -79,17 +79,7 @@ def test_fisher_information_matches_monte_carlo(d):
     within five Monte Carlo standard errors."""
     fam = _family(d)
     raw = _raw(fam, 1, seed=20 + d, spread=0.6)
-    m = 40_000
-    params = {p: v.expand(m) for p, v in fam.params_from_raw(raw).items()}
-    with torch.random.fork_rng():
-        torch.manual_seed(d)
-        y = fam.distribution(params).sample()
-    r = raw.expand(m, -1).clone().requires_grad_(True)
-    (g,) = torch.autograd.grad(fam.nll(r, y).sum(), r)
-    outer = (g[:, :, None] * g[:, None, :]).numpy()
-    mc, se = outer.mean(0), outer.std(0) / np.sqrt(m)
-    closed = fam.fisher_information(raw)[0].numpy()
-    assert np.all(np.abs(mc - closed) <= 5 * se + 1e-12), np.max(np.abs(mc - closed) / se)
+    assert_fisher_matches_monte_carlo(fam, raw, seed=d)
 
 
 def test_fisher_of_the_log_diagonal_is_two_when_parts_are_independent():
