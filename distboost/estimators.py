@@ -104,7 +104,12 @@ def check_target(family, y, name: str = "y") -> np.ndarray:
         )
     encode = getattr(family, "encode_target", None)  # e.g. ordered labels -> class indices
     if encode is not None:
-        y = encode(y)
+        try:
+            y = encode(y)
+        except ValueError as err:
+            if name != "y":
+                raise ValueError(f"{name}: {err}") from err
+            raise
     if isinstance(y, pd.DataFrame | pd.Series):
         y = y.to_numpy()
     y = np.asarray(y)

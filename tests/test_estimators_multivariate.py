@@ -93,6 +93,13 @@ def test_edges_thirty_rows_offset_and_nan_category(fitted):
     assert np.isfinite(fitted.predict_dist(Xn).covariance).all()
 
 
+def test_validation_rows_of_another_shape_are_named():
+    X, Y, _ = correlated(40, seed=11)
+    with pytest.raises(ValueError, match=r"y of eval_set: Family 'multivariate_normal' models a "
+                                         r"vector target: y must have shape \(n, d\)"):
+        R(family="multivariate_normal").fit(X, Y, eval_set=[(X, Y["load1"])])
+
+
 def test_grid_search_folds_saving_and_cloning(tmp_path, fitted):
     X, Y, _ = correlated(300, seed=7)
     search = GridSearchCV(R(family="multivariate_normal", early_stopping=False,
