@@ -238,14 +238,19 @@ def test_compare_prints_its_folds_takes_families_and_fits_a_terminal(csv, tmp_pa
     assert "Unknown family 'nonesuch'" in capsys.readouterr().err
 
 
-def test_several_targets_fit_a_vector_family_predict_and_compare(tmp_path, capsys):
+def _two_targets_csv(tmp_path):
     rng = np.random.default_rng(3)
     n = 150
     df = pd.DataFrame({"x1": rng.uniform(-1, 1, n), "x2": rng.uniform(-1, 1, n)})
     e = rng.multivariate_normal([0, 0], [[1, 0.8], [0.8, 1]], size=n)
     df["load1"], df["load2"] = df["x1"] + e[:, 0], df["x2"] + e[:, 1]
-    data, model = tmp_path / "d.csv", tmp_path / "m.json"
+    data = tmp_path / "d.csv"
     df.to_csv(data, index=False)
+    return data
+
+
+def test_several_targets_fit_a_vector_family_and_predict(tmp_path, capsys):
+    data, model = _two_targets_csv(tmp_path), tmp_path / "m.json"
     assert main(["fit", str(data), "--target", "load1,load2", "--out", str(model),
                  "--no-progress"]) == 0
     assert "Fitted multivariate_normal" in capsys.readouterr().out
@@ -257,6 +262,11 @@ def test_several_targets_fit_a_vector_family_predict_and_compare(tmp_path, capsy
     assert pred["corr_load1_load2"].between(0.3, 0.95).all()
     assert main(["predict", str(model), str(data), "--times", "1"]) == 2
     assert "--times gives survival probabilities of one target" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # 2 s: cross-validated fits (compare_families' vector path: test_selection)
+def test_compare_takes_several_targets(tmp_path, capsys):
+    data = _two_targets_csv(tmp_path)
     assert main(["compare", str(data), "--target", "load1,load2", "--cv", "2",
                  "--no-progress"]) == 0
     printed = capsys.readouterr().out
