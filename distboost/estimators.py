@@ -67,8 +67,7 @@ class DistributionalRegressor(RegressorMixin, DistributionalEstimator):
             # encode_target reads the classes / parts from y: never into the user's object.
             family = copy.deepcopy(family)
         y = check_target(family, y)
-        if family.multivariate:  # constant or collinear parts: an error naming all the rows
-            family.start_values(y, np.full(len(y), 1.0 / len(y)))
+        family.check_fit_target(y)  # e.g. collinear parts: an error naming all the rows
         return family, y, {}
 
     def _check_target(self, family, y, name, context):
@@ -104,12 +103,7 @@ def check_target(family, y, name: str = "y") -> np.ndarray:
         )
     encode = getattr(family, "encode_target", None)  # e.g. ordered labels -> class indices
     if encode is not None:
-        try:
-            y = encode(y)
-        except ValueError as err:
-            if name != "y":
-                raise ValueError(f"{name}: {err}") from err
-            raise
+        y = _naming(name, encode, y)
     if isinstance(y, pd.DataFrame | pd.Series):
         y = y.to_numpy()
     y = np.asarray(y)
@@ -126,8 +120,14 @@ def check_target(family, y, name: str = "y") -> np.ndarray:
             raise ValueError(f"Target {name} must be numeric, got dtype {y.dtype}.") from err
     if y.ndim == 1 and y.shape[0] == 0:
         raise ValueError(f"Target {name} has 0 rows; at least 1 row is required.")
+    return _naming(name, family.validate_y, y)
+
+
+def _naming(name: str, check, y):
+    """``check(y)``, its ValueError prefixed with ``name`` unless it is the plain ``y``
+    (e.g. "y of eval_set: ...")."""
     try:
-        return family.validate_y(y)
+        return check(y)
     except ValueError as err:
         if name != "y":
             raise ValueError(f"{name}: {err}") from err

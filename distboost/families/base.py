@@ -28,7 +28,7 @@ from ..links import Link, get_link, link_for_constraint
 from ._inversion import invert_cdf
 from .support import REAL, Support
 
-__all__ = ["Family", "as_float64_tensor", "refuse_all_zero"]
+__all__ = ["Family", "as_float64_tensor", "refuse_all_zero", "spread_floor"]
 
 Params = Mapping[str, torch.Tensor]
 
@@ -447,15 +447,13 @@ class Family:
         """
         if "scale" not in self.param_names:
             return {}
-        y = np.asarray(y, dtype=np.float64)
-        y = y[np.isfinite(y)]
-        if y.size == 0:
-            return {"scale": self.SCALE_FLOOR}
-        magnitude = float(np.mean(np.abs(y)))
-        spread = float(np.std(y))
-        if not spread > 1e-12 * magnitude:  # constant up to rounding
-            return {"scale": self.SCALE_FLOOR * (magnitude if magnitude > 0 else 1.0)}
-        return {"scale": max(self.SCALE_FLOOR * spread, 1e-12 * magnitude)}
+        return {"scale": spread_floor(y, self.SCALE_FLOOR)}
+
+    def check_fit_target(self, y: np.ndarray) -> None:
+        """Refuse a validated training target that no model of the family can fit, naming
+        all its rows (estimators call it once on the whole target before any fold or
+        split).  The base accepts every target; the multivariate Normal refuses constant or
+        collinear parts."""
 
     def init_raw(self, y, sample_weight=None) -> np.ndarray:
         """:meth:`init` on the raw scale: ndarray of shape (K,)."""
@@ -513,6 +511,21 @@ class Family:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(seed))
             return self.distribution(params).sample((m,)).to(torch.float64)
+
+
+def spread_floor(y, relative: float) -> float:
+    """``relative`` times the standard deviation of the finite values of ``y``, at least
+    ``1e-12 * mean |y|``; ``relative * mean |y|`` for a constant ``y`` (``relative`` when it is
+    all zero or empty).  The floor of a scale (:meth:`Family.param_floors`)."""
+    y = np.asarray(y, dtype=np.float64)
+    y = y[np.isfinite(y)]
+    if y.size == 0:
+        return relative
+    magnitude = float(np.mean(np.abs(y)))
+    spread = float(np.std(y))
+    if not spread > 1e-12 * magnitude:  # constant up to rounding
+        return relative * (magnitude if magnitude > 0 else 1.0)
+    return max(relative * spread, 1e-12 * magnitude)
 
 
 def refuse_all_zero(family: Family, y: np.ndarray, why: str) -> np.ndarray:

@@ -44,7 +44,7 @@ import pandas as pd
 import torch
 
 from ..links import Link, get_link
-from .base import Family, as_float64_tensor
+from .base import Family, as_float64_tensor, spread_floor
 from .registry import register
 from .support import REAL
 
@@ -83,7 +83,7 @@ class VectorFamily(Family):
     # ------------------------------------------------------------------ identity
     def flat_names(self, d: int) -> dict[str, str]:
         """The flat outputs for ``d`` parts, name -> default link name, in order."""
-        raise NotImplementedError
+        raise NotImplementedError  # pragma: no cover - abstract (each vector family defines it)
 
     def _set_dim(self, dim) -> None:
         if dim is not None and (isinstance(dim, bool) or not isinstance(dim, int | np.integer)
@@ -229,18 +229,18 @@ class VectorFamily(Family):
     # ------------------------------------------------------------------ parameters
     def structure(self, params: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """torch's parameters from the flat ones (shapes (n, d), (n, d, d), ...)."""
-        raise NotImplementedError
+        raise NotImplementedError  # pragma: no cover - abstract (each vector family defines it)
 
     def flatten(self, structured: Mapping[str, object]) -> dict[str, np.ndarray]:
         """The flat parameters from torch's (the inverse of :meth:`structure`)."""
-        raise NotImplementedError
+        raise NotImplementedError  # pragma: no cover - abstract (each vector family defines it)
 
     def distribution(self, params):
         return self.torch_class(**self.structure(params), validate_args=False)
 
     def covariance(self, params) -> torch.Tensor:
         """Covariance matrices, shape (n, d, d)."""
-        raise NotImplementedError
+        raise NotImplementedError  # pragma: no cover - abstract (each vector family defines it)
 
     def variance(self, params) -> torch.Tensor:
         """Variances of the parts, shape (n, d)."""
@@ -248,7 +248,7 @@ class VectorFamily(Family):
 
     def marginal(self, params, j: int) -> tuple[Family, dict[str, torch.Tensor]]:
         """The univariate family of part ``j`` and its parameters, shape (n,) each."""
-        raise NotImplementedError
+        raise NotImplementedError  # pragma: no cover - abstract (each vector family defines it)
 
     def part_index(self, j) -> int:
         """Index of a part given by position or by name.
@@ -431,22 +431,16 @@ class MultivariateNormal(VectorFamily):
         out[..., d:, d:] = block
         return out
 
-    def start_values(self, y, w):
-        """Weighted mean and the Cholesky factor of the weighted covariance (the MLE).
-
-        Raises
-        ------
-        ValueError
-            When a part is constant, or the parts are collinear (the covariance of the
-            rows is singular, e.g. fewer rows than parts, or parts that sum to a constant:
-            use ``dirichlet`` for compositions).
-        """
+    def _moments(self, y, w) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Weighted mean, standard deviations and correlation matrix of ``y`` (``w`` sums
+        to one), or a ValueError when a part is constant or the parts are collinear (the
+        covariance is singular, e.g. fewer rows than parts, or parts summing to a constant:
+        use ``dirichlet`` for compositions)."""
         mu = w @ y
         centred = y - mu
         cov = (centred * w[:, None]).T @ centred
         sd = np.sqrt(np.diag(cov))
-        scale = np.maximum(np.abs(mu), 1.0)
-        const = np.flatnonzero(sd <= 1e-12 * scale)
+        const = np.flatnonzero(sd <= 1e-12 * np.maximum(np.abs(mu), 1.0))
         if const.size:
             names = [self.parts[j] for j in const]
             raise ValueError(f"Target part(s) {names} of family {self.name!r} are constant over "
@@ -460,6 +454,16 @@ class MultivariateNormal(VectorFamily):
                 f"eigenvalue {eig[0]:.2g}): a multivariate Normal has no density there. Drop "
                 "a part that the others determine (for compositions use 'dirichlet')."
             )
+        return mu, sd, corr
+
+    def check_fit_target(self, y):
+        """Constant or collinear parts (:meth:`_moments`) are an error naming all the rows."""
+        self._moments(y, np.full(len(y), 1.0 / len(y)))
+
+    def start_values(self, y, w):
+        """Weighted mean and the Cholesky factor of the weighted covariance (the MLE); a
+        ValueError for constant or collinear parts."""
+        mu, sd, corr = self._moments(y, w)
         tril = np.diag(sd) @ np.linalg.cholesky(corr)
         return {p: float(v) for p, v in self.flatten({"loc": mu, "scale_tril": tril}).items()}
 
@@ -469,8 +473,4 @@ class MultivariateNormal(VectorFamily):
         otherwise drive the density to infinity."""
         d = self._require_dim()
         y = np.asarray(y, dtype=np.float64).reshape(-1, d)
-        sd = np.std(y, axis=0)
-        mag = np.mean(np.abs(y), axis=0)
-        floor = np.maximum(self.SCALE_FLOOR * sd, 1e-12 * mag)
-        floor = np.where(floor > 0, floor, self.SCALE_FLOOR)
-        return {f"scale_tril_{j}_{j}": float(floor[j]) for j in range(d)}
+        return {f"scale_tril_{j}_{j}": spread_floor(y[:, j], self.SCALE_FLOOR) for j in range(d)}
