@@ -72,8 +72,10 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+import _sections  # noqa: E402  (benchmarks/_sections.py: the page's section)
 import torch  # noqa: E402
 
 import distboost as db  # noqa: E402
@@ -354,13 +356,8 @@ def table_speed(rows: list[dict]) -> str:
 
 
 def write_section(path: Path, text: str) -> None:
-    doc = path.read_text() if path.exists() else ""
-    block = f"{START}\n{text}\n{END}"
-    if START in doc and END in doc:
-        doc = doc[:doc.index(START)] + block + doc[doc.index(END) + len(END):]
-    else:
-        doc = doc.rstrip("\n") + "\n\n" + block + "\n"
-    path.write_text(doc)
+    """This benchmark's section of the page (``_sections.write_section``)."""
+    _sections.write_section(path, f"{START}\n{text}\n{END}", START, END)
 
 
 def parse(argv):

@@ -34,8 +34,11 @@ import pandas as pd
 from scipy.stats import norm
 from sklearn.model_selection import train_test_split
 
-import distboost as db
-from distboost.datasets import load_uci
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _sections  # noqa: E402  (benchmarks/_sections.py: the page's section)
+
+import distboost as db  # noqa: E402
+from distboost.datasets import load_uci  # noqa: E402
 
 warnings.filterwarnings("ignore")
 ROOT = Path(__file__).resolve().parents[1]
@@ -295,12 +298,7 @@ def _markdown(df: pd.DataFrame, argv) -> str:
 
 def write_section(path: Path, md: str) -> None:
     """Replace the race's section of a markdown file (between the markers), or append it."""
-    text = path.read_text() if path.exists() else ""
-    if START in text and END in text:
-        text = text[:text.index(START)] + md.rstrip("\n") + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + md
-    path.write_text(text)
+    _sections.write_section(path, md, START, END)
 
 
 if __name__ == "__main__":
