@@ -208,7 +208,7 @@ def test_mean_scores_take_sample_weight():
 
 
 def test_y_as_a_dataframe_keeps_its_column_order():
-    pd = pytest.importorskip("pandas")
+    import pandas as pd
     frame = pd.DataFrame(OBS, columns=["u", "v", "w"])
     np.testing.assert_array_equal(db.metrics.energy_score(ENS, frame),
                                   db.metrics.energy_score(ENS, OBS))
@@ -233,7 +233,7 @@ def test_nll_of_a_multivariate_target():
 
 def test_scorers_score_multivariate_targets():
     X = RNG.normal(size=(60, 2))
-    pd = pytest.importorskip("pandas")
+    import pandas as pd
     y = pd.DataFrame(np.c_[X[:, 0], X[:, 0] + X[:, 1]] + RNG.normal(size=(60, 2)),
                      columns=["u", "v"])  # the parts' names: y's columns in the right order
     model = db.DistributionalRegressor(family="multivariate_normal", n_estimators=5,
