@@ -7,15 +7,16 @@
 from . import censored, datasets, families, links, metrics
 from . import plotting as plot  # db.plot, the name in DESIGN.md
 from ._version import __version__
-from .booster import Booster
-from .classifier import DistributionalClassifier
-from .estimators import DistributionalRegressor
-from .explain import Explanation
+from .estimators import (
+    Booster,
+    DistributionalClassifier,
+    DistributionalRegressor,
+    Explanation,
+    VaryingCoefficientRegressor,
+)
 from .persistence import load
-from .predictive import Predictive
-from .predictive_multivariate import MultivariatePredictive
+from .predictive import MultivariatePredictive, Predictive
 from .selection import compare_families
-from .varying import VaryingCoefficientRegressor
 
 __all__ = [
     "Booster", "DistributionalClassifier", "DistributionalRegressor", "Explanation",

@@ -1,4 +1,4 @@
-"""Tests of distboost._base: the fit skeleton and prediction methods every estimator shares."""
+"""Tests of distboost.estimators.base: the fit skeleton and prediction methods every estimator shares."""
 
 from __future__ import annotations
 
@@ -134,7 +134,7 @@ def test_verbose_fit_ends_with_why_it_stopped(early_stopping, pattern, capsys):
 
 
 def test_stop_line_when_cross_validation_keeps_the_start():
-    from distboost._progress import stop_line
+    from distboost.estimators.progress import stop_line
 
     line = stop_line("cv", "n_estimators", 1, 0, 1000, 20, 5)
     assert line == ("stopped at round 1, best round 0, because 5-fold cross-validation chose 0 "

@@ -1,4 +1,4 @@
-"""Tests of :class:`distboost.booster.Booster` (any torch loss, boosted)."""
+"""Tests of :class:`distboost.estimators.booster.Booster` (any torch loss, boosted)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from scipy.special import expit, logit
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
-from distboost.booster import Booster
+from distboost.estimators.booster import Booster
 
 
 def squared(raw, data):

@@ -1,4 +1,4 @@
-"""Tests of distboost.classifier: DistributionalClassifier end to end."""
+"""Tests of distboost.estimators.classifier: DistributionalClassifier end to end."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from sklearn.metrics import accuracy_score, log_loss
 from sklearn.model_selection import train_test_split
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from distboost.classifier import DistributionalClassifier
+from distboost.estimators.classifier import DistributionalClassifier
 from distboost.families.categorical import Bernoulli, Categorical
 
 

@@ -1,11 +1,11 @@
-"""``distboost._degeneracy``: the counts behind compare_families' ``degenerate`` column."""
+"""``distboost.selection.degeneracy``: the counts behind compare_families' ``degenerate`` column."""
 
 from __future__ import annotations
 
 import numpy as np
 
 import distboost as db
-from distboost._degeneracy import Diagnostics
+from distboost.selection.degeneracy import Diagnostics
 
 
 class _FakeModel:

@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import distboost as db
-from distboost.booster import Booster
-from distboost.varying import VaryingCoefficientRegressor
+from distboost.estimators.booster import Booster
+from distboost.estimators.varying import VaryingCoefficientRegressor
 
 STEPS = ["fisher", "newton", "natural", "gradient"]
 REGRESSION_FAMILIES = ["normal", "studentt", "gamma", "poisson", "negative_binomial",

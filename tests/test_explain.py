@@ -1,4 +1,4 @@
-"""Tests of distboost.explain: exact TreeSHAP per parameter, importances, staged prediction.
+"""Tests of distboost.estimators.explain: exact TreeSHAP per parameter, importances, staged prediction.
 
 The additivity ``base_values + values.sum(-1) == predict_raw(X)`` is checked on every family
 of the shared case table, on censored data, the classifier and the varying-coefficient model;
@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import distboost as db
-from distboost.explain import Explanation
+from distboost.estimators.explain import Explanation
 from tests.families.family_cases import FAMILIES, case, draws, family
 
 RNG = np.random.default_rng(0)

@@ -11,7 +11,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 import distboost as db  # noqa: E402
-from distboost._explain_plots import _swarm_offsets  # noqa: E402
+from distboost.plotting.explain import _swarm_offsets  # noqa: E402
 
 RNG = np.random.default_rng(0)
 X = pd.DataFrame({"a": RNG.uniform(-2, 2, 300), "b": RNG.uniform(-2, 2, 300),

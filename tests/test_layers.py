@@ -35,28 +35,20 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # (the DESIGN table lists datasets last, but it imports nothing and the CLI demo uses it,
     # so it is a leaf here).
     ("leaves", ("distboost._validation", "distboost.censored", "distboost.datasets",
-                "distboost._version", "distboost._progress")),
+                "distboost._version")),
     ("links", ("distboost.links",)),
     ("families", ("distboost.families",)),
-    ("predictive", ("distboost.predictive", "distboost.predictive_multivariate")),
+    ("predictive", ("distboost.predictive",)),
     ("metrics", ("distboost.metrics",)),
     ("boosting", ("distboost.boosting",)),
     ("objective", ("distboost.objective",)),
-    # helpers of the estimators: the option table, dispersion calibration, the number of
-    # rounds by CV, the penalised linear start
-    # (`_tree_options` resolves the tree options against X, `explain` turns TreeSHAP values
-    # into an Explanation through the estimators' hooks: both below the estimators, whose
-    # methods call them)
-    ("estimator helpers", ("distboost._options", "distboost.calibration", "distboost._rounds",
-                           "distboost.linear_start", "distboost._tree_options",
-                           "distboost.explain")),
     ("persistence", ("distboost.persistence",)),
-    ("estimators", ("distboost._base", "distboost.estimators", "distboost.classifier",
-                    "distboost.varying", "distboost.booster")),
+    # the estimators and the machinery of their fit: options, rounds, linear start,
+    # calibration, progress bars, explanations (one package, one layer)
+    ("estimators", ("distboost.estimators",)),
     ("dask", ("distboost.dask",)),
-    ("selection", ("distboost.selection", "distboost._degeneracy")),
-    ("plotting", ("distboost.plotting", "distboost._explain_plots", "distboost._survival_plots",
-                  "distboost._multivariate_plots")),
+    ("selection", ("distboost.selection",)),
+    ("plotting", ("distboost.plotting",)),
     ("cli", ("distboost.cli", "distboost.__main__")),
     ("package", ("distboost",)),  # distboost/__init__.py: the public facade
 ]
@@ -245,7 +237,7 @@ def test_the_checker_sees_lazy_relative_and_absolute_imports(tmp_path):
     ("distboost.links", "links"), ("distboost.families.base", "families"),
     ("distboost.families._inversion", "families"), ("distboost.predictive", "predictive"),
     ("distboost.metrics.scorers", "metrics"), ("distboost.boosting.engine", "boosting"),
-    ("distboost.varying", "estimators"), ("distboost", "package"),
+    ("distboost.estimators.varying", "estimators"), ("distboost", "package"),
 ])
 def test_layer_lookup(module, layer):
     assert LAYERS[layer_of(module)][0] == layer

@@ -1,12 +1,12 @@
-"""Tests of distboost.linear_start: the design, the penalised fit, the choice by CV."""
+"""Tests of distboost.estimators.linear_start: the design, the penalised fit, the choice by CV."""
 
 import numpy as np
 import pandas as pd
 import torch
 
 import distboost as db
-from distboost._rounds import cv_folds
-from distboost.linear_start import LinearStart, choose_linear_start, fit_linear_start
+from distboost.estimators.linear_start import LinearStart, choose_linear_start, fit_linear_start
+from distboost.estimators.rounds import cv_folds
 
 
 def _normal_loss(raw, data):

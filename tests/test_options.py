@@ -1,4 +1,4 @@
-"""Tests of distboost._options: the option table, generated __init__, docs and tree sizes."""
+"""Tests of distboost.estimators.options: the option table, generated __init__, docs and tree sizes."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import distboost as db
     (1_000_000, 31, 20),
 ])
 def test_auto_tree_size_grows_like_sqrt_n(n, leaves, min_rows):
-    from distboost._options import auto_tree_size
+    from distboost.estimators.options import auto_tree_size
 
     assert auto_tree_size(n) == (leaves, min_rows)
 
@@ -85,14 +85,14 @@ def test_constraints_come_from_the_table():
 @pytest.mark.parametrize("cls", [db.DistributionalRegressor, db.DistributionalClassifier,
                                  db.VaryingCoefficientRegressor, db.Booster])
 def test_lightgbm_options_and_param_options_on_every_estimator(cls):
-    from distboost._tree_options import LIGHTGBM_OPTIONS
+    from distboost.estimators.tree_options import LIGHTGBM_OPTIONS
 
     assert set(LIGHTGBM_OPTIONS) <= set(cls._options)
     assert "param_options" in cls._options
 
 
 def test_engine_params_keep_one_booster_unless_parameters_differ():
-    from distboost._tree_options import resolve_tree_options
+    from distboost.estimators.tree_options import resolve_tree_options
 
     X = np.zeros((50, 2))
     model = db.DistributionalRegressor(min_split_gain=0.5,

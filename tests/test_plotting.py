@@ -133,7 +133,7 @@ def test_accepts_an_existing_axes(normal):
 
 
 def test_coefficients_bar_heights_are_the_model_coefficients():
-    from distboost.varying import VaryingCoefficientRegressor
+    from distboost.estimators.varying import VaryingCoefficientRegressor
 
     rng = np.random.default_rng(0)
     X = pd.DataFrame({"a": rng.normal(size=200), "b": rng.uniform(-2, 2, 200)})

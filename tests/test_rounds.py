@@ -1,4 +1,4 @@
-"""Tests of distboost._rounds: where validation rows come from, and the rounds chosen by
+"""Tests of distboost.estimators.rounds: where validation rows come from, and the rounds chosen by
 cross-validation on small data (end to end on the shared UCI and survival data)."""
 
 from pathlib import Path
@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import distboost as db
-from distboost._rounds import (
+from distboost.estimators.rounds import (
     CV_MAX_ROWS,
     best_cv_round,
     cv_folds,

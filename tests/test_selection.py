@@ -49,7 +49,7 @@ def test_default_candidates_hold_y_and_never_classify():
     assert (real["skipped"] == "").all()
     assert "classification" in real.attrs["excluded"]["bernoulli"]
     assert "outside the support" in real.attrs["excluded"]["poisson"]
-    from distboost.selection import _default_candidates
+    from distboost.selection.compare import _default_candidates
 
     binary = (rng.uniform(size=120) < 0.4).astype(float)  # integer y: counts allowed, not labels
     names, excluded = _default_candidates(binary, "scalar")
@@ -211,7 +211,7 @@ def test_zero_adjusted_families_are_mixed_and_ranked_by_crps_against_densities()
 
 
 def test_two_columns_are_bounds_or_parts_and_an_ambiguous_pair_asks():
-    from distboost.selection import _target_kind
+    from distboost.selection.compare import _target_kind
 
     rng = np.random.default_rng(0)
     lo = rng.uniform(1, 2, size=20)

@@ -1,4 +1,4 @@
-"""Tests of distboost._tree_options: LightGBM's options and ``param_options`` on the estimators.
+"""Tests of distboost.estimators.tree_options: LightGBM's options and ``param_options`` on the estimators.
 
 Monotone constraints are checked on a grid of the constrained feature (every other feature
 held at each row's value), per-parameter tree sizes in the fitted trees themselves, feature

@@ -1,4 +1,4 @@
-"""Tests of distboost.varying: the varying-coefficient regressor and its Fisher information."""
+"""Tests of distboost.estimators.varying: the varying-coefficient regressor and its Fisher information."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from sklearn.linear_model import LinearRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import distboost as db
-from distboost.families._fisher import fisher_monte_carlo
-from distboost.varying import (
+from distboost.estimators.varying import (
     VaryingCoefficientRegressor,
     chain_rule_fisher,
     family_raw,
     location_families,
 )
+from distboost.families.fisher import fisher_monte_carlo
 
 NOISE = 0.25
 

@@ -97,7 +97,7 @@ class Family:
     #: ``y`` is a class index (bernoulli, categorical).
     classification: bool = False
     #: The closed-form CRPS ``f(y, *params in param_names order) -> Tensor`` that the base
-    #: :meth:`crps` calls (a ``staticmethod`` of :mod:`distboost.families._crps`), or None.
+    #: :meth:`crps` calls (a ``staticmethod`` of :mod:`distboost.families.crps`), or None.
     crps_formula = None
     #: Links to use instead of the constraint-derived ones (class-level defaults).
     default_links: Mapping[str, str] = {}

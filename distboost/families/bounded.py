@@ -6,7 +6,7 @@ import scipy.special as sc
 import torch
 import torch.distributions as D
 
-from . import _crps
+from . import crps as _crps
 from ._stats import scipy_elementwise, weighted_mean_var
 from .base import Family
 from .registry import register

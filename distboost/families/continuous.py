@@ -14,7 +14,7 @@ import torch
 import torch.distributions as D
 
 from ..links import RAW_BOUND
-from . import _crps
+from . import crps as _crps
 from ._special import stdtr_ad, studentt_log_prob
 from ._stats import scipy_elementwise, weighted_mean_var, weighted_quantile
 from ._torch_extra import Logistic as _TorchLogistic

@@ -22,7 +22,7 @@ import torch
 import torch.distributions as D
 
 from ..links import RAW_BOUND
-from . import _crps
+from . import crps as _crps
 from ._special import lgamma_ratio, nb_information
 from ._stats import scipy_elementwise, weighted_mean_var
 from .base import Family

@@ -15,7 +15,7 @@ import scipy.special as sc
 import torch
 import torch.distributions as D
 
-from . import _crps
+from . import crps as _crps
 from ._special import gammainc_ad, gammaincc_ad
 from ._stats import scipy_elementwise, weighted_mean_var, weighted_quantile
 from ._torch_extra import InverseGaussian as _IG
@@ -198,7 +198,7 @@ class HalfNormal(Family):
 
     Support ``y >= 0`` (the density ``sqrt(2 / pi) / scale`` at zero is finite).  Closed
     forms: weighted MLE ``scale = sqrt(sum w y^2)``, Fisher information ``2 / scale^2``, CRPS
-    (:func:`distboost.families._crps.half_normal`).
+    (:func:`distboost.families.crps.half_normal`).
     """
 
     name = "half_normal"

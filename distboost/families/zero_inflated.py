@@ -12,7 +12,7 @@ information: :mod:`distboost.families.zero_mixture`.
 
 from __future__ import annotations
 
-from . import _crps
+from . import crps as _crps
 from .discrete import NegativeBinomial, Poisson
 from .registry import register
 from .support import COUNTS

@@ -32,8 +32,8 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_X
-from .boosting.backend import check_importance_type
+from .._validation import check_X
+from ..boosting.backend import check_importance_type
 
 __all__ = ["Explanation", "explain_model", "importance_table", "feature_names", "gain_shares"]
 

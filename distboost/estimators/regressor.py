@@ -5,24 +5,21 @@ penalised linear model on small data), and lets the engine grow one ensemble per
 the family's negative log-likelihood (or CRPS).  Predictions come back as a
 :class:`~distboost.Predictive` (whole distributions), or as the usual arrays (mean, quantiles,
 intervals, parameters).  Everything but the target's validation lives in the shared base,
-:class:`distboost._base.DistributionalEstimator`.
+:class:`distboost.estimators.base.DistributionalEstimator`.
 """
 
 from __future__ import annotations
 
 import copy
-import warnings
 
-import numpy as np
-import pandas as pd
 from sklearn.base import RegressorMixin
-from sklearn.exceptions import DataConversionWarning
 
-from . import families as _families
-from ._base import DistributionalEstimator
-from .persistence import loadable
+from .. import families as _families
+from .._validation import check_target
+from ..persistence import loadable
+from .base import DistributionalEstimator
 
-__all__ = ["DistributionalRegressor", "check_target"]
+__all__ = ["DistributionalRegressor"]
 
 
 @loadable
@@ -87,48 +84,3 @@ class DistributionalRegressor(RegressorMixin, DistributionalEstimator):
         # scores above 0.5 on its toy data does not apply to a likelihood.
         tags.regressor_tags.poor_score = True
         return tags
-
-
-def check_target(family, y, name: str = "y") -> np.ndarray:
-    """Validate a regression target for ``family``: numeric, at least one row, inside the
-    family's support (a column vector is used as 1-D, with scikit-learn's warning).
-
-    Returns
-    -------
-    ndarray of shape (n,) or (n, 2), float64
-    """
-    if y is None:
-        raise ValueError(
-            f"This estimator requires y to be passed, but the target {name} is None."
-        )
-    encode = getattr(family, "encode_target", None)  # e.g. ordered labels -> class indices
-    if encode is not None:
-        y = _naming(name, encode, y)
-    if isinstance(y, pd.DataFrame | pd.Series):
-        y = y.to_numpy()
-    y = np.asarray(y)
-    if y.ndim == 2 and y.shape[1] == 1:
-        warnings.warn(
-            f"A column-vector {name} was passed when a 1d array was expected; "
-            "it is used as a 1-D array.", DataConversionWarning, stacklevel=4,
-        )
-        y = y[:, 0]
-    if y.dtype.kind not in "biuf":
-        try:
-            y = y.astype(np.float64)
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"Target {name} must be numeric, got dtype {y.dtype}.") from err
-    if y.ndim == 1 and y.shape[0] == 0:
-        raise ValueError(f"Target {name} has 0 rows; at least 1 row is required.")
-    return _naming(name, family.validate_y, y)
-
-
-def _naming(name: str, check, y):
-    """``check(y)``, its ValueError prefixed with ``name`` unless it is the plain ``y``
-    (e.g. "y of eval_set: ...")."""
-    try:
-        return check(y)
-    except ValueError as err:
-        if name != "y":
-            raise ValueError(f"{name}: {err}") from err
-        raise

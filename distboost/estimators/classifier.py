@@ -4,9 +4,9 @@ The labels (any hashable values: strings, integers, ...) are encoded as class in
 ``0 .. K-1`` and boosted with the ``bernoulli`` family (two classes, one ensemble for the
 logit) or the ``categorical`` family (one ensemble per class logit, softmax over them, as
 LightGBM's ``multiclass``).  The fit is the shared one of
-:class:`distboost._base.DistributionalEstimator` (every engine option, early stopping, sample
-weights and ``eval_set`` behave exactly as for regression); this class adds the label
-encoding and the class predictions.  The early-stopping split is stratified by class.
+:class:`~distboost.estimators.base.DistributionalEstimator` (every engine option, early
+stopping, sample weights and ``eval_set`` behave exactly as for regression); this class adds
+the label encoding and the class predictions.  The early-stopping split is stratified by class.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
-from ._base import DistributionalEstimator
-from ._options import Option
-from .families import get as _get_family
-from .families.categorical import Categorical
-from .persistence import loadable
+from ..families import get as _get_family
+from ..families.categorical import Categorical
+from ..persistence import loadable
+from .base import DistributionalEstimator
+from .options import Option
 
 __all__ = ["DistributionalClassifier"]
 
@@ -50,7 +50,7 @@ class DistributionalClassifier(ClassifierMixin, DistributionalEstimator):
     Examples
     --------
     >>> from sklearn.datasets import load_iris
-    >>> from distboost.classifier import DistributionalClassifier
+    >>> from distboost.estimators.classifier import DistributionalClassifier
     >>> X, y = load_iris(return_X_y=True)
     >>> clf = DistributionalClassifier(n_estimators=50, random_state=0).fit(X, y)
     >>> clf.predict_proba(X[:2]).shape

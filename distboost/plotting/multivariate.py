@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._axes import axes
+
 __all__ = ["ellipses", "correlation"]
 
 _CIRCLE_POINTS = 241
@@ -17,12 +19,6 @@ _GRID = 200
 _HDR_DRAWS = 20_000
 
 
-def _axes(ax):
-    if ax is None:
-        import matplotlib.pyplot as plt
-
-        _, ax = plt.subplots(figsize=(6, 5.5))
-    return ax
 
 
 def _multivariate(dist, what: str, instead: str) -> int:
@@ -186,7 +182,7 @@ def ellipses(dist, y=None, rows=None, dims=(0, 1), levels=(0.5, 0.9), ax=None, l
         labels = [f"row {index[r] if index is not None else r}" for r in rows]
     elif len(labels) != len(rows):
         raise ValueError(f"labels has {len(labels)} entries for {len(rows)} rows.")
-    ax = _axes(ax)
+    ax = axes(ax, (6, 5.5))
     part = dist[np.asarray(rows, dtype=np.intp)]
     mean = np.asarray(part.mean, dtype=np.float64)[:, [i, j]]
     name = dist.family.name
@@ -264,7 +260,7 @@ def correlation(dist, x, dims=(0, 1), ax=None, truth=None):
                          "Predictive.")
     order = np.argsort(xv, kind="stable")
     rho = np.asarray(dist.correlation, dtype=np.float64)[:, i, j]
-    ax = _axes(ax)
+    ax = axes(ax, (6, 5.5))
     ax.plot(xv[order], rho[order], color="C0", lw=1.8, label="predicted")
     if truth is not None:
         t = np.asarray(truth(xv) if callable(truth) else truth, dtype=np.float64)

@@ -23,9 +23,9 @@ import numpy as np
 import pandas as pd
 import torch
 
-from . import families as _families
-from .families._crps_numerical import crps_of
-from .families.base import Family
+from .. import families as _families
+from ..families.base import Family
+from .numerical_crps import crps_of
 
 __all__ = ["Predictive", "quantile_columns"]
 
@@ -552,7 +552,7 @@ class Predictive:
 
         The family's closed form (:meth:`Family.crps`, where ``family.closed_form_crps``)
         or an accurate numerical integral otherwise
-        (:func:`distboost.families._crps_numerical.crps_numerical`).
+        (:func:`distboost.predictive.numerical_crps.crps_numerical`).
 
         Parameters
         ----------

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ._rounds import one_standard_error_choice
+from .rounds import one_standard_error_choice
 
 __all__ = ["LinearStart", "fit_linear_start", "choose_linear_start", "PENALTIES"]
 

@@ -4,9 +4,9 @@ Every function draws on ``ax`` (a new figure when None) and returns the Axes, so
 compose in notebooks: interval bands and fan charts, the PIT histogram, the reliability
 diagram, a family comparison, one row's predictive density (a survival curve for censored
 families), and the per-row coefficients of a varying-coefficient model; survival curves of
-several rows and the D-calibration histogram come from :mod:`distboost._survival_plots`, the
+several rows and the D-calibration histogram come from :mod:`distboost.plotting.survival`, the
 regions and correlation of vector targets (``ellipses``, ``correlation``) from
-:mod:`distboost._multivariate_plots`.
+:mod:`distboost.plotting.multivariate`.
 Every figure has a title and axis labels, taken from the data where it has names (a pandas
 Series' ``name``, a Predictive's ``index``).
 """
@@ -15,16 +15,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._axes import axes
+
 __all__ = ["intervals", "fan", "pit_histogram", "calibration", "compare", "density",
-           "coefficients", "survival_curves", "d_calibration"]
+           "coefficients"]
 
 
-def _axes(ax):
-    if ax is None:
-        import matplotlib.pyplot as plt
-
-        _, ax = plt.subplots(figsize=(7, 4.5))
-    return ax
 
 
 def _name(values, default: str) -> str:
@@ -53,7 +49,7 @@ def intervals(dist, x=None, y=None, levels=(0.5, 0.9), ax=None, color="C0", fan=
     -------
     matplotlib Axes
     """
-    ax = _axes(ax)
+    ax = axes(ax)
     n = len(dist)
     xlabel = _name(x, "x") if x is not None else "row"
     ylabel = _name(y, "y")
@@ -101,7 +97,7 @@ def fan(dist, x=None, y=None, levels=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.
     -------
     matplotlib Axes
     """
-    ax = _axes(ax)
+    ax = axes(ax)
     if x is None:
         x = dist.index if dist.index is not None else np.arange(len(dist))
     xlabel = _name(x, "index")
@@ -165,9 +161,9 @@ def pit_histogram(dist, y, bins: int = 10, ax=None, random_state=None):
     """
     from scipy.stats import binom
 
-    from .metrics import pit_cdf
+    from ..metrics import pit_cdf
 
-    ax = _axes(ax)
+    ax = axes(ax)
     n = len(dist)
     style = {"color": "C0", "alpha": 0.8, "edgecolor": "white", "zorder": 2}
     if dist.family.discrete and random_state is None:
@@ -211,9 +207,9 @@ def calibration(dist, y, levels=None, ax=None):
     -------
     matplotlib Axes
     """
-    from .metrics import pit_cdf
+    from ..metrics import pit_cdf
 
-    ax = _axes(ax)
+    ax = axes(ax)
     levels = np.arange(0.05, 0.951, 0.05) if levels is None else np.asarray(levels, float)
     observed = pit_cdf(dist, y, levels)
     ax.plot([0, 1], [0, 1], color="k", lw=1, ls="--", label="perfect calibration")
@@ -239,7 +235,7 @@ def compare(table, metric: str | None = None, ax=None):
     bars, not zero, so close scores stay apart.  Degenerate fits (a non-empty
     ``degenerate`` column) are grey and labelled.
     """
-    ax = _axes(ax)
+    ax = axes(ax)
     if metric is None:
         metric = table.attrs.get("ranked_by", "nll_mean").removesuffix("_mean")
     mean_col, std_col = f"{metric}_mean", f"{metric}_std"
@@ -280,9 +276,9 @@ def compare(table, metric: str | None = None, ax=None):
 def density(dist, i: int, y=None, ax=None, points: int = 400):
     """Predictive density of row ``i`` with the observation marked; for a censored family the
     survival function instead."""
-    from .families.censored import Censored
+    from ..families.censored import Censored
 
-    ax = _axes(ax)
+    ax = axes(ax)
     one = dist[int(i)]
     lo, hi = one.quantile([0.001, 0.999])[0]
     if one.family.discrete:
@@ -340,7 +336,7 @@ def coefficients(model, X, rows=(0, 1), ax=None, labels=None):
         labels = [f"row {i}" for i in (table.index if hasattr(X, "iloc") else rows)]
     elif len(labels) != len(rows):
         raise ValueError(f"labels has {len(labels)} entries for {len(rows)} rows.")
-    ax = _axes(ax)
+    ax = axes(ax)
     names = list(table.columns)
     pos = np.arange(len(names))
     width = 0.8 / len(rows)
@@ -356,10 +352,3 @@ def coefficients(model, X, rows=(0, 1), ax=None, labels=None):
     ax.legend(loc="best", fontsize="small")
     return ax
 
-
-# Figures of other modules, re-exported here as ``db.plot.<name>``.
-from ._explain_plots import dependence, importance, shap_summary  # noqa: E402
-from ._multivariate_plots import correlation, ellipses  # noqa: E402
-from ._survival_plots import d_calibration, survival_curves  # noqa: E402
-
-__all__ += ["importance", "dependence", "shap_summary", "ellipses", "correlation"]

@@ -11,15 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._axes import axes
+
 __all__ = ["survival_curves", "d_calibration"]
 
 
-def _axes(ax):
-    if ax is None:
-        import matplotlib.pyplot as plt
-
-        _, ax = plt.subplots(figsize=(7, 4.5))
-    return ax
 
 
 def _time_grid(dist, rows, times, y, points: int) -> np.ndarray:
@@ -72,7 +68,7 @@ def survival_curves(dist, rows=(0, 1, 2), times=None, y=None, ax=None, points: i
         raise ValueError(f"rows {bad} are outside the {n} rows of the Predictive.")
     grid = _time_grid(dist, rows, times, y, points)
     surv = dist[rows].sf(np.broadcast_to(grid, (len(rows), grid.size)))  # (rows, m)
-    ax = _axes(ax)
+    ax = axes(ax)
     for k, (r, s) in enumerate(zip(rows, surv, strict=True)):
         label = f"row {dist.index[r]}" if dist.index is not None else f"row {r}"
         ax.plot(grid, s, color=f"C{k % 10}", label=label)
@@ -112,10 +108,10 @@ def d_calibration(dist, y, bins: int = 10, ax=None):
     evaluate individual survival distributions. *Journal of Machine Learning Research*
     21(85), 1-63.
     """
-    from .metrics import d_calibration as _d_calibration
+    from ..metrics import d_calibration as _d_calibration
 
     res = _d_calibration(dist, y, bins=bins)
-    ax = _axes(ax)
+    ax = axes(ax)
     edges = np.linspace(0.0, 1.0, bins + 1)
     ax.bar(edges[:-1], res["histogram"], width=1.0 / bins, align="edge", color="C0",
            alpha=0.8, edgecolor="white", zorder=2)

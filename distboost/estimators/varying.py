@@ -35,17 +35,16 @@ import torch
 from sklearn.base import RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from . import families as _families
-from ._base import DistributionalEstimator
-from ._options import Option
-from ._validation import numeric_columns, resolve_columns, take_columns
-from .boosting import STEP_RULES
-from .estimators import check_target
-from .families._fisher import make_fisher_fn
-from .families.censored import Censored
-from .families.support import REAL
-from .objective import FamilyObjective
-from .persistence import loadable
+from .. import families as _families
+from .._validation import check_target, numeric_columns, resolve_columns, take_columns
+from ..boosting import STEP_RULES
+from ..families.censored import Censored
+from ..families.fisher import make_fisher_fn
+from ..families.support import REAL
+from ..objective import FamilyObjective
+from ..persistence import loadable
+from .base import DistributionalEstimator
+from .options import Option
 
 __all__ = [
     "VaryingCoefficientRegressor", "VaryingObjective", "location_families", "family_raw",
@@ -348,7 +347,7 @@ class VaryingCoefficientRegressor(RegressorMixin, DistributionalEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from distboost.varying import VaryingCoefficientRegressor
+    >>> from distboost.estimators.varying import VaryingCoefficientRegressor
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-3, 3, size=(500, 2))
     >>> y = np.where(X[:, 1] > 0, 2.0, -1.0) * X[:, 0] + rng.normal(size=500) * 0.3
@@ -488,7 +487,7 @@ class VaryingCoefficientRegressor(RegressorMixin, DistributionalEstimator):
         """
         from sklearn.utils.validation import check_is_fitted
 
-        from ._validation import check_X
+        from .._validation import check_X
 
         check_is_fitted(self)
         Xc = check_X(self, X, reset=False)

@@ -22,8 +22,8 @@ from typing import Any
 
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from .boosting import STEP_RULES, EngineParams
-from .families import Family
+from ..boosting import STEP_RULES, EngineParams
+from ..families import Family
 
 __all__ = ["OPTIONS", "Option", "OptionsMixin", "auto_tree_size"]
 
@@ -133,15 +133,15 @@ OPTIONS: dict[str, Option] = {
         "When validation rows are used (early stopping or ``eval_set``), shift the raw score "
         "of the family's dispersion parameter (``Family.dispersion_param``, e.g. the "
         "Normal's ``scale``) by the one constant that minimises the validation loss "
-        "(:mod:`distboost.calibration`); early stopping judges every round at its own best "
-        "shift.  The shift is in ``dispersion_shift_``."),
+        "(:mod:`distboost.estimators.calibration`); early stopping judges every round at "
+        "its own best shift.  The shift is in ``dispersion_shift_``."),
     "linear_start": Option(
         "auto", [StrOptions({"auto"}), "boolean"], '"auto" or bool',
         "When the rounds are chosen by cross-validation (small data), start boosting from a "
         "ridge-penalised linear model of every raw parameter but the dispersion (GAMLSS; the "
         "AFT model for censored times) if cross-validation prefers it to the constant start "
-        "by more than one standard error (:mod:`distboost.linear_start`).  False: always the "
-        "constant start (the weighted marginal MLE)."),
+        "by more than one standard error (:mod:`distboost.estimators.linear_start`).  "
+        "False: always the constant start (the weighted marginal MLE)."),
     "early_stopping": Option(
         "auto", [StrOptions({"auto", "cv", "holdout"}), "boolean"],
         '{"auto", "cv", "holdout"} or bool',
@@ -150,8 +150,9 @@ OPTIONS: dict[str, Option] = {
         "cross-validation on the training rows (one-standard-error rule), then a refit on all "
         "rows; \"holdout\": a seeded split of ``validation_fraction`` of the rows; \"auto\" "
         "(and True): \"cv\" below 1,000 training rows, \"holdout\" above "
-        "(:mod:`distboost._rounds`); False: every round is kept.  An ``eval_set`` given to "
-        "``fit`` is always the validation set; ``early_stopping_`` records what was used."),
+        "(:mod:`distboost.estimators.rounds`); False: every round is kept.  An "
+        "``eval_set`` given to ``fit`` is always the validation set; ``early_stopping_`` "
+        "records what was used."),
     "validation_fraction": Option(
         0.1, [Interval(Real, 0.0, 1.0, closed="neither")], "float",
         "Share of the training rows held out for early stopping when no ``eval_set`` is "
@@ -284,8 +285,9 @@ class OptionsMixin:
     def _engine_params(self, step: str, n: int, seed: int, tree_options=None,
                        **overrides) -> EngineParams:
         """The engine's options for a fit on ``n`` training rows with the integer ``seed``
-        (no side effects); ``tree_options`` (a :class:`~distboost._tree_options.TreeOptions`)
-        adds the LightGBM options and the per-parameter backend when needed."""
+        (no side effects); ``tree_options`` (a
+        :class:`~distboost.estimators.tree_options.TreeOptions`) adds the LightGBM options
+        and the per-parameter backend when needed."""
         leaves, min_rows = auto_tree_size(n)
         num_leaves, min_child = self.num_leaves, self.min_child_samples
         fields = dict(

@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from . import families as _families
-from .predictive import Predictive, _float_array, quantile_columns
+from .. import families as _families
+from .batch import Predictive, _float_array, quantile_columns
 
 __all__ = ["MultivariatePredictive"]
 
@@ -239,7 +239,7 @@ class MultivariatePredictive(Predictive):
         index : array_like of length n, optional
             Row labels (default: the Predictive's index, else 0 .. n - 1).
         """
-        from .predictive import _check_index
+        from .batch import _check_index
 
         index = _check_index(index, len(self)) if index is not None else self.index
         parts = self.family.parts

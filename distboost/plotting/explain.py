@@ -21,15 +21,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ._axes import axes
+
 __all__ = ["importance", "dependence", "shap_summary"]
 
 
-def _axes(ax, height: float = 4.5):
-    if ax is None:
-        import matplotlib.pyplot as plt
-
-        _, ax = plt.subplots(figsize=(7, height))
-    return ax
 
 
 def importance(model, importance_type: str = "gain", max_features: int = 20, ax=None):
@@ -54,7 +50,7 @@ def importance(model, importance_type: str = "gain", max_features: int = 20, ax=
     totals = table.sum(axis=1).to_numpy()
     share = table.div(np.where(totals > 0, totals, 1.0), axis=0)
     order = share.sum(axis=0).sort_values(ascending=False).index[:max_features][::-1]
-    ax = _axes(ax, height=max(3.0, 0.35 * len(order) * max(1, len(share)) ** 0.5 + 1.5))
+    ax = axes(ax, (7, max(3.0, 0.35 * len(order)) * max(1, len(share)) ** 0.5 + 1.5))
     pos = np.arange(len(order))
     k = len(share.index)
     height = 0.8 / k
@@ -139,7 +135,7 @@ def dependence(model, X, feature, param: str | None = None, *, scale: str = "nat
     else:
         out = model.predict_params(data)[param].to_numpy()
     curves = out.reshape(rows.size, xs.size)
-    ax = _axes(ax)
+    ax = axes(ax)
     for curve in curves:
         ax.plot(xs, curve, color="C0", lw=0.6, alpha=0.25)
     ax.plot(xs, curves.mean(axis=0), color="C3", lw=2.5, label="partial dependence")
@@ -194,7 +190,7 @@ def shap_summary(explanation, param: str | int | None = None, max_features: int 
     phi = explanation.values[:, k, :]
     data = explanation.numeric_data()
     order = np.argsort(np.abs(phi).mean(axis=0), kind="stable")[::-1][:max_features][::-1]
-    ax = _axes(ax, height=max(3.0, 0.4 * len(order) + 1.5))
+    ax = axes(ax, (7, max(3.0, 0.4 * len(order)) + 1.5))
     for pos, j in enumerate(order):
         x = data[:, j]
         lo, hi = (np.nanquantile(x, [0.05, 0.95]) if np.isfinite(x).any() else (0.0, 1.0))

@@ -20,11 +20,11 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._options import Option, OptionsMixin
-from ._tree_options import resolve_tree_options
-from ._validation import check_eval_set, check_sample_weight, check_X, int_seed
-from .boosting import STEP_RULES, fit_boosting
-from .boosting.derivatives import check_clip_gradients
+from .._validation import check_eval_set, check_sample_weight, check_X, int_seed
+from ..boosting import STEP_RULES, fit_boosting
+from ..boosting.derivatives import check_clip_gradients
+from .options import Option, OptionsMixin
+from .tree_options import resolve_tree_options
 
 __all__ = ["Booster"]
 
@@ -68,7 +68,7 @@ class Booster(OptionsMixin, BaseEstimator):
     The Huber loss, boosted with Newton steps:
 
     >>> import numpy as np, torch
-    >>> from distboost.booster import Booster
+    >>> from distboost.estimators.booster import Booster
     >>> def huber(raw, data, delta=1.0):
     ...     r = (data["y"] - raw[:, 0]).abs()
     ...     return torch.where(r < delta, 0.5 * r**2, delta * (r - 0.5 * delta))

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
 
-from ._validation import resolve_columns
+from .._validation import resolve_columns
 
 __all__ = ["TreeOptions", "resolve_tree_options", "PARAM_OPTION_KEYS", "LIGHTGBM_OPTIONS"]
 
@@ -73,8 +73,8 @@ class TreeOptions:
     def engine_fields(self, params, n: int) -> dict:
         """The EngineParams fields of a run on ``n`` rows whose shared options are
         ``params``: ``per_parameter`` when the outputs' options differ, else none (a
-        parameter's "auto" tree size is :func:`~distboost._options.auto_tree_size`)."""
-        from ._options import auto_tree_size
+        parameter's "auto" tree size is :func:`~distboost.estimators.options.auto_tree_size`)."""
+        from .options import auto_tree_size
 
         auto = dict(zip(("num_leaves", "min_child_samples"), auto_tree_size(n), strict=True))
         subs = [(dataclasses.replace(params, **{k: auto[k] if v == "auto" else v
@@ -86,7 +86,7 @@ class TreeOptions:
 
 
 def _check(name: str, value, where: str):
-    from ._options import OPTIONS
+    from .options import OPTIONS
 
     try:
         validate_parameter_constraints({name: OPTIONS[name].constraints}, {name: value},

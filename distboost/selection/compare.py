@@ -25,9 +25,9 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import KFold
 
-from . import families as _families
-from . import metrics as _metrics
-from ._degeneracy import ATOM_SHARE, Diagnostics
+from .. import families as _families
+from .. import metrics as _metrics
+from .degeneracy import ATOM_SHARE, Diagnostics
 
 __all__ = ["compare_families", "family_kind"]
 
@@ -69,7 +69,7 @@ def family_kind(family, y=None) -> str:
         ``"density"`` otherwise.  Only families of one kind have
         comparable negative log-likelihoods.
     """
-    from .families.censored import Censored
+    from ..families.censored import Censored
 
     family = _families.get(family)
     if isinstance(family, Censored):
@@ -327,7 +327,7 @@ def _run_folds(specs, fams, holds, X, y, folds, metrics, censored, random_state,
     family's first failing fold (the serial run stops there; a parallel one drops the folds
     after it, so both give the same table).
     """
-    from ._progress import task_bar
+    from ..estimators.progress import task_bar
 
     tasks = [(i, k) for i, ok in enumerate(holds) if ok for k in range(len(folds))]
     parallel = n_jobs is not None and n_jobs != 1
@@ -372,11 +372,11 @@ def _fit_fold(spec, family, X, y, fold, k, metrics, censored, random_state, esti
     """Fit ``family`` (given as ``spec``, a name or a Family) on one fold and score it.
 
     Returns a dict: ``scores`` (metric -> float), ``seconds``, ``diag`` (this fold's
-    :class:`~distboost._degeneracy.Diagnostics`), ``warnings`` (category, message, filename,
-    lineno) and ``error``
+    :class:`~distboost.selection.degeneracy.Diagnostics`), ``warnings`` (category, message,
+    filename, lineno) and ``error``
     (``""``, or the skip reason of a fold the family cannot fit).
     """
-    from .estimators import DistributionalRegressor
+    from ..estimators.regressor import DistributionalRegressor
 
     tr, te = fold
     out = {"k": k, "scores": {}, "seconds": np.nan, "diag": Diagnostics(family, context),
