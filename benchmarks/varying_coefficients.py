@@ -2,7 +2,7 @@
 
 The write-up this project grew from fits a varying-coefficient model with boosted
 coefficients and finds its RMSE on par with ``GradientBoostingRegressor``.  This script
-measures that claim for :class:`~distboost.estimators.varying.VaryingCoefficientRegressor` on the UCI
+measures that claim for :class:`~distboost.VaryingCoefficientRegressor` on the UCI
 regression splits of Hernandez-Lobato & Adams (2015) (``../shared/data/uci``), both models
 with the same rounds, depth and learning rate and no early stopping:
 

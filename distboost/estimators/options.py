@@ -25,7 +25,8 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from ..boosting import STEP_RULES, EngineParams
 from ..families import Family
 
-__all__ = ["OPTIONS", "Option", "OptionsMixin", "auto_tree_size"]
+__all__ = ["OPTIONS", "ENGINE_OPTIONS", "LIGHTGBM_OPTIONS", "Option", "OptionsMixin",
+           "auto_tree_size", "engine_params"]
 
 
 @dataclass(frozen=True)
@@ -208,6 +209,48 @@ def auto_tree_size(n: int) -> tuple[int, int]:
     return int(min(max(round(root), 4), 31)), int(min(max(round(root), 5), 20))
 
 
+#: The options that are fields of :class:`~distboost.boosting.EngineParams` (its other fields,
+#: ``clip_gradients`` and ``per_parameter``, are off unless an estimator sets them).
+ENGINE_OPTIONS = tuple(f.name for f in dataclasses.fields(EngineParams) if f.name in OPTIONS)
+#: LightGBM's options passed through to every parameter's trees; an estimator's values reach
+#: the engine through :func:`~distboost.estimators.tree_options.resolve_tree_options` (names
+#: to column positions).
+LIGHTGBM_OPTIONS = ("monotone_constraints", "interaction_constraints", "min_split_gain",
+                    "extra_trees", "path_smooth", "max_cat_to_onehot")
+
+
+def _resolve_auto_sizes(fields: dict, n: int) -> dict:
+    """``num_leaves`` and ``min_child_samples`` given as "auto" resolved for ``n`` rows."""
+    leaves, min_rows = auto_tree_size(n)
+    out = dict(fields)
+    if out.get("num_leaves") == "auto":
+        out["num_leaves"] = leaves
+    if out.get("min_child_samples") == "auto":
+        out["min_child_samples"] = min_rows
+    return out
+
+
+def engine_params(n: int, **overrides) -> EngineParams:
+    """The engine's options at the estimators' defaults for ``n`` training rows.
+
+    Parameters
+    ----------
+    n : int
+        Training rows (resolves the "auto" tree sizes, :func:`auto_tree_size`).
+    **overrides
+        EngineParams fields to set (``step`` defaults to "fisher", the step the estimators'
+        "auto" resolves to for most families).
+
+    Returns
+    -------
+    EngineParams
+    """
+    fields = {name: OPTIONS[name].default for name in ENGINE_OPTIONS}
+    fields["step"] = "fisher"
+    fields.update(overrides)
+    return EngineParams(**_resolve_auto_sizes(fields, n))
+
+
 def _make_init(names: tuple[str, ...], n_positional: int, defaults: dict, qualname: str):
     """A plain ``__init__`` storing ``names`` (the first ``n_positional`` may be given by
     position), generated as source so that its signature is real."""
@@ -288,25 +331,13 @@ class OptionsMixin:
         (no side effects); ``tree_options`` (a
         :class:`~distboost.estimators.tree_options.TreeOptions`) adds the LightGBM options
         and the per-parameter backend when needed."""
-        leaves, min_rows = auto_tree_size(n)
-        num_leaves, min_child = self.num_leaves, self.min_child_samples
-        fields = dict(
-            n_estimators=self.n_estimators,
-            learning_rate=self.learning_rate,
-            step=step,
-            num_leaves=leaves if num_leaves == "auto" else num_leaves,
-            max_depth=self.max_depth,
-            min_child_samples=min_rows if min_child == "auto" else min_child,
-            subsample=self.subsample,
-            colsample=self.colsample,
-            reg_lambda=self.reg_lambda,
-            max_bin=self.max_bin,
-            random_state=seed,
-            n_jobs=self.n_jobs,
-            verbose=self.verbose,
-            base_learner=self.base_learner,
-            backend=None if self.base_learner is not None else self.backend,
-        )
+        # The tree options come resolved against X (column positions) from ``tree_options``.
+        fields = {name: OPTIONS[name].default if name in LIGHTGBM_OPTIONS
+                  else getattr(self, name, OPTIONS[name].default) for name in ENGINE_OPTIONS}
+        fields.update(step=step, random_state=seed)
+        if fields["base_learner"] is not None:
+            fields["backend"] = None
+        fields = _resolve_auto_sizes(fields, n)
         if tree_options is not None:
             fields.update(tree_options.shared)
         fields.update(overrides)

@@ -27,12 +27,10 @@ import pandas as pd
 from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
 
 from .._validation import resolve_columns
+from .options import LIGHTGBM_OPTIONS, auto_tree_size
 
 __all__ = ["TreeOptions", "resolve_tree_options", "PARAM_OPTION_KEYS", "LIGHTGBM_OPTIONS"]
 
-#: LightGBM's options passed through to every parameter's trees.
-LIGHTGBM_OPTIONS = ("monotone_constraints", "interaction_constraints", "min_split_gain",
-                    "extra_trees", "path_smooth", "max_cat_to_onehot")
 #: Options ``param_options`` may set for one parameter (all are EngineParams fields but
 #: ``features``).
 PARAM_OPTION_KEYS = ("features", "learning_rate", "num_leaves", "max_depth",
@@ -74,8 +72,6 @@ class TreeOptions:
         """The EngineParams fields of a run on ``n`` rows whose shared options are
         ``params``: ``per_parameter`` when the outputs' options differ, else none (a
         parameter's "auto" tree size is :func:`~distboost.estimators.options.auto_tree_size`)."""
-        from .options import auto_tree_size
-
         auto = dict(zip(("num_leaves", "min_child_samples"), auto_tree_size(n), strict=True))
         subs = [(dataclasses.replace(params, **{k: auto[k] if v == "auto" else v
                                                 for k, v in ov.items()}), cols)

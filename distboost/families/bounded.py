@@ -22,6 +22,7 @@ class Beta(Family):
     from ``scipy.special.betainc`` / ``betaincinv`` (prediction time, no gradient)."""
 
     name = "beta"
+    reference = "`beta(a=concentration1, b=concentration0)`"
     closed_form_crps = True
     crps_formula = staticmethod(_crps.beta)
     torch_class = D.Beta

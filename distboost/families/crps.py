@@ -19,6 +19,7 @@ import math
 import torch
 
 from ._special import (
+    EULER_GAMMA,
     betainc_ad,
     betaln_ad,
     exp1_of_exp,
@@ -34,7 +35,6 @@ __all__ = ["normal", "lognormal", "gamma", "laplace", "logistic", "studentt", "e
 
 _INV_SQRT_PI = 1.0 / math.sqrt(math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-_EULER = 0.5772156649015329
 _LGAMMA_HALF = 0.5 * math.log(math.pi)  # log Gamma(1/2)
 
 
@@ -127,7 +127,7 @@ def gumbel(y, loc, scale):
     Thorarinsdottir 2012, eq. 12)."""
     y, loc, scale = _t(y, loc, scale)
     z = (y - loc) / scale
-    return scale * (-z + 2.0 * exp1_of_exp(z) + _EULER - math.log(2.0))
+    return scale * (-z + 2.0 * exp1_of_exp(z) + EULER_GAMMA - math.log(2.0))
 
 
 def beta(y, concentration1, concentration0):

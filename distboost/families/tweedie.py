@@ -138,6 +138,11 @@ class Tweedie(Family):
     """
 
     name = "tweedie"
+    reference = "statsmodels `Tweedie(var_power=power).loglike_obs(y, mean, scale=dispersion)`"
+    doc_notes = {
+        "parameters": "mean (exp), dispersion (exp), power (sigmoid12: `1 + sigmoid`, in (1, 2))",
+        "fisher": 'quadrature (split at the point mass); `step="auto"` is Newton',
+    }
     torch_class = TweedieDistribution
     param_names = ("mean", "dispersion", "power")
     default_links = {"mean": "exp", "dispersion": "exp", "power": "sigmoid12"}

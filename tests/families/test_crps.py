@@ -1,7 +1,7 @@
 """The closed-form CRPS of the families (``Family.crps``, ``distboost.families.crps``).
 
 Each closed form against the numerical quadrature of the CRPS integral
-(``families/_crps_numerical.py``), its gradient with respect to every parameter against
+(``predictive/numerical_crps.py``), its gradient with respect to every parameter against
 central finite differences, and finiteness over wide parameter ranges (it is a training loss
 for ``scoring_rule="crps"``).  Families and parameters come from ``family_cases.py``."""
 

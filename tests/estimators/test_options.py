@@ -1,4 +1,5 @@
-"""Tests of distboost.estimators.options: the option table, generated __init__, docs and tree sizes."""
+"""Tests of distboost.estimators.options: the option table, generated __init__, docs and tree
+sizes."""
 
 from __future__ import annotations
 

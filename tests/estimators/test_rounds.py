@@ -16,7 +16,7 @@ from distboost.estimators.rounds import (
     validation_mode,
 )
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(),
                                   reason="../shared/data is not beside the checkout")
 

@@ -1,4 +1,5 @@
-"""Tests of distboost.estimators.base: the fit skeleton and prediction methods every estimator shares."""
+"""Tests of distboost.estimators.base: the fit skeleton and prediction methods every estimator
+shares."""
 
 from __future__ import annotations
 

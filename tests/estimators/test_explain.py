@@ -1,4 +1,5 @@
-"""Tests of distboost.estimators.explain: exact TreeSHAP per parameter, importances, staged prediction.
+"""Tests of distboost.estimators.explain: exact TreeSHAP per parameter, importances, staged
+prediction.
 
 The additivity ``base_values + values.sum(-1) == predict_raw(X)`` is checked on every family
 of the shared case table, on censored data, the classifier and the varying-coefficient model;
@@ -14,10 +15,10 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from family_cases import FAMILIES, case, draws, family
 
 import distboost as db
 from distboost.estimators.explain import Explanation
-from tests.families.family_cases import FAMILIES, case, draws, family
 
 RNG = np.random.default_rng(0)
 X3 = pd.DataFrame({"a": RNG.uniform(-2, 2, 200), "b": RNG.uniform(-2, 2, 200),

@@ -1,7 +1,8 @@
 """Tests of distboost.predictive.Predictive, with scipy.stats as the independent reference.
 
-Every family in ``db.families.available()`` is covered through the ``ROWS`` table (three rows
-with different parameters each, and the scipy law of the same rows); a registered family
+Every family whose case (tests/families/family_cases.py) has three ``rows`` of parameters is
+covered (three rows with different parameters each, and the scipy law of the same rows); a
+registered family
 without an entry fails ``_case`` with a message asking for one.
 """
 
@@ -12,65 +13,24 @@ import pytest
 import scipy.integrate as si
 import scipy.stats as st
 import torch
+from family_cases import FAMILIES as CASE_FAMILIES
+from family_cases import case
 
 import distboost as db
 from distboost.families.base import Family
 
-# Per-row parameters (3 rows, natural scale) and the matching scipy law (vectorised).
-ROWS = {
-    "normal": ({"loc": [0.0, 1.0, -2.0], "scale": [1.0, 0.5, 3.0]},
-               lambda p: st.norm(p["loc"], p["scale"])),
-    "lognormal": ({"loc": [0.0, 1.0, -1.0], "scale": [0.3, 0.5, 1.2]},
-                  lambda p: st.lognorm(s=p["scale"], scale=np.exp(p["loc"]))),
-    "gamma": ({"concentration": [0.5, 2.0, 9.0], "rate": [1.0, 0.5, 3.0]},
-              lambda p: st.gamma(p["concentration"], scale=1 / p["rate"])),
-    "studentt": ({"df": [2.5, 5.0, 30.0], "loc": [0.0, 1.0, -1.0], "scale": [1.0, 2.0, 0.5]},
-                 lambda p: st.t(p["df"], p["loc"], p["scale"])),
-    "laplace": ({"loc": [0.0, 1.0, -2.0], "scale": [1.0, 0.5, 3.0]},
-                lambda p: st.laplace(p["loc"], p["scale"])),
-    "logistic": ({"loc": [0.0, 1.0, -2.0], "scale": [1.0, 0.5, 3.0]},
-                 lambda p: st.logistic(p["loc"], p["scale"])),
-    "gumbel": ({"loc": [0.0, 1.0, -2.0], "scale": [1.0, 0.5, 3.0]},
-               lambda p: st.gumbel_r(p["loc"], p["scale"])),
-    "weibull": ({"scale": [1.0, 2.0, 0.5], "concentration": [0.8, 2.0, 5.0]},
-                lambda p: st.weibull_min(c=p["concentration"], scale=p["scale"])),
-    "exponential": ({"rate": [0.5, 1.0, 4.0]}, lambda p: st.expon(scale=1 / p["rate"])),
-    "beta": ({"concentration1": [0.5, 2.0, 8.0], "concentration0": [0.7, 3.0, 2.0]},
-             lambda p: st.beta(p["concentration1"], p["concentration0"])),
-    "poisson": ({"rate": [0.3, 4.0, 50.0]}, lambda p: st.poisson(p["rate"])),
-    "negative_binomial": ({"total_count": [0.5, 3.0, 20.0], "probs": [0.3, 0.6, 0.9]},
-                          lambda p: st.nbinom(p["total_count"], 1 - p["probs"])),
-    "cauchy": ({"loc": [0.0, 1.0, -2.0], "scale": [1.0, 0.5, 3.0]},
-               lambda p: st.cauchy(p["loc"], p["scale"])),
-    "half_normal": ({"scale": [0.5, 1.0, 4.0]}, lambda p: st.halfnorm(scale=p["scale"])),
-    "inverse_gaussian": ({"loc": [0.5, 2.0, 10.0], "concentration": [1.0, 3.0, 50.0]},
-                         lambda p: st.invgauss(p["loc"] / p["concentration"],
-                                               scale=p["concentration"])),
-    "loglogistic": ({"scale": [0.5, 2.0, 10.0], "concentration": [5.0, 9.0, 12.0]},
-                    lambda p: st.fisk(p["concentration"], scale=p["scale"])),
-    "bernoulli": ({"logits": [-3.0, 0.2, 2.5]},
-                  lambda p: st.bernoulli(1.0 / (1.0 + np.exp(-p["logits"])))),
-}
-# The categorical family's classes are unordered (no cdf, quantiles or moments, and
-# get("categorical") needs n_classes): test_categorical_probs_and_ordered_only_errors below
-# covers it instead of the scipy table.
-# The second-wave families without a vectorised scipy law (zero-inflated and zero-adjusted,
-# tweedie, ordinal_logit) are checked against their references (statsmodels, hand-written
-# laws) in tests/families/ (family_cases.py, test_end_to_end.py, their module tests).
-NO_SCIPY_LAW = {"zero_inflated_poisson", "zero_inflated_negative_binomial", "zero_adjusted_gamma",
-                "zero_adjusted_lognormal", "tweedie", "ordinal_logit"}
-FAMILIES = [f for f in db.families.available() if f != "categorical" and f not in NO_SCIPY_LAW
-            and not db.families.get(f).multivariate]  # test_predictive_multivariate.py
+# The families whose case (tests/families/family_cases.py) has three rows of parameters for
+# the batch tests and a vectorised law; the others (categorical: unordered classes; the
+# zero-inflated and zero-adjusted families, tweedie, ordinal_logit: hand-written laws) are
+# checked against their references in tests/families/, the vector families in
+# test_predictive_multivariate.py.
+FAMILIES = [f for f in CASE_FAMILIES if case(f).rows is not None]
 LEVELS = np.array([1e-4, 0.05, 0.2, 0.5, 0.77, 0.95, 0.999])
 
 
 def _case(name):
-    if name not in ROWS:
-        pytest.fail(f"Family {name!r} is registered but has no entry in ROWS of "
-                    "tests/test_predictive.py: add three rows of parameters and its scipy law.")
-    params, law = ROWS[name]
-    params = {k: np.asarray(v, dtype=float) for k, v in params.items()}
-    return db.Predictive.from_params(name, **params), law(params)
+    params = {k: np.asarray(v, dtype=float) for k, v in case(name).rows.items()}
+    return db.Predictive.from_params(name, **params), case(name).law(params)
 
 
 def _logp(law, dist, y):
@@ -486,7 +446,7 @@ def test_crps_and_pit_match_quadrature_and_scipy(name):
 
 # ---------------------------------------------------------------- to_frame and row labels
 def test_to_frame_columns_against_scipy_and_labels():
-    p, law = ROWS["gamma"]
+    p, law = case("gamma").rows, case("gamma").law
     d = db.Predictive("gamma", p, index=["a", "b", "c"])
     frame = d.to_frame([0.05, 0.95])
     assert list(frame.columns) == ["mean", "sd", "concentration", "rate", "q0.05", "q0.95"]

@@ -1,4 +1,5 @@
-"""Tests of distboost.estimators.varying: the varying-coefficient regressor and its Fisher information."""
+"""Tests of distboost.estimators.varying: the varying-coefficient regressor and its Fisher
+information."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Tests of distboost.estimators.tree_options: LightGBM's options and ``param_options`` on the estimators.
+"""Tests of distboost.estimators.tree_options: LightGBM's options and ``param_options`` on the
+estimators.
 
 Monotone constraints are checked on a grid of the constrained feature (every other feature
 held at each row's value), per-parameter tree sizes in the fitted trees themselves, feature
@@ -221,6 +222,6 @@ def test_bad_tree_options_raise_the_documented_error(case):
 
 
 def test_the_docs_table_lists_every_case():
-    table = (Path(__file__).resolve().parents[1] / "docs" / "errors.md").read_text()
+    table = (Path(__file__).resolve().parents[2] / "docs" / "errors.md").read_text()
     rows = re.findall(r"^\| ([^|]+) \|", table, flags=re.M)
     assert set(CASES) <= {r.strip() for r in rows}, set(CASES) - {r.strip() for r in rows}
