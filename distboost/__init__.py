@@ -7,6 +7,7 @@
 from . import censored, datasets, families, links, metrics
 from . import plotting as plot  # db.plot, the name in DESIGN.md
 from ._version import __version__
+from .conformal import ConformalRegressor
 from .estimators import (
     Booster,
     DistributionalClassifier,
@@ -19,8 +20,8 @@ from .predictive import MultivariatePredictive, Predictive
 from .selection import compare_families
 
 __all__ = [
-    "Booster", "DistributionalClassifier", "DistributionalRegressor", "Explanation",
-    "MultivariatePredictive", "Predictive", "censored",
+    "Booster", "ConformalRegressor", "DistributionalClassifier", "DistributionalRegressor",
+    "Explanation", "MultivariatePredictive", "Predictive", "censored",
     "VaryingCoefficientRegressor", "compare_families", "datasets",
     "families", "links", "load", "metrics", "plot",
     "__version__",

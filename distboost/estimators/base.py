@@ -343,6 +343,41 @@ feature_names_in_ : ndarray of str
             return pd.DataFrame(out.reshape(len(out), -1), index=dist.index, columns=columns)
         return pd.DataFrame(out, index=dist.index, columns=["lower", "upper"])
 
+    def predict_uncertainty(self, X, n_members: int = 10) -> pd.DataFrame:
+        """Aleatoric, epistemic and total predictive variance per row.
+
+        The members are the model truncated at ``n_members`` evenly spaced rounds of the
+        second half of its kept rounds, a virtual ensemble (Malinin et al. 2021; see
+        :mod:`distboost.estimators.uncertainty`): ``aleatoric`` is the mean of their
+        predictive variances, ``epistemic`` the variance of their means (large where the
+        model has seen few rows like ``x``; 0 for a model that kept no rounds), ``total``
+        the sum.
+
+        Parameters
+        ----------
+        X : array_like or DataFrame of shape (n, p)
+        n_members : int, default=10
+
+        Returns
+        -------
+        DataFrame of shape (n, 3)
+            Columns ``aleatoric``, ``epistemic``, ``total``; the index of X when X is a
+            DataFrame.
+        """
+        from .uncertainty import uncertainty_frame, virtual_ensemble
+
+        check_is_fitted(self)
+        if getattr(self.family_, "multivariate", False) or getattr(self.family_,
+                                                                    "classification", False):
+            raise ValueError(
+                f"predict_uncertainty needs a scalar regression family; family "
+                f"{self.family_.name!r} has no scalar mean and variance.")
+        if not (isinstance(n_members, int | np.integer) and n_members >= 2):
+            raise ValueError(f"n_members must be an integer >= 2, got {n_members!r}.")
+        means, variances = virtual_ensemble(self, X, int(n_members))
+        return uncertainty_frame(means, variances,
+                                 X.index if isinstance(X, pd.DataFrame) else None)
+
     def score(self, X, y, sample_weight=None) -> float:
         """Mean log-likelihood of ``y`` under the predicted distributions (higher is better;
         censored rows contribute ``log(F(u) - F(l))``).

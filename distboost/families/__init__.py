@@ -12,6 +12,7 @@ import importlib as _importlib
 import pkgutil as _pkgutil
 
 from .base import Family
+from .calibrated import Calibrated
 from .censored import Censored
 from .mixture import Mixture
 from .registry import available, from_state, get, register
@@ -20,8 +21,8 @@ from .table import table, table_markdown
 from .truncated import Truncated
 from .wrapper import Wrapped
 
-__all__ = ["Censored", "Family", "Mixture", "Support", "Truncated", "Wrapped", "available",
-           "from_state", "get", "register", "table", "table_markdown"]
+__all__ = ["Calibrated", "Censored", "Family", "Mixture", "Support", "Truncated", "Wrapped",
+           "available", "from_state", "get", "register", "table", "table_markdown"]
 
 
 def _register_all() -> None:
