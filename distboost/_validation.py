@@ -14,7 +14,7 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 from sklearn.exceptions import DataConversionWarning
-from sklearn.utils.validation import _check_feature_names, _check_n_features, check_array
+from sklearn.utils.validation import validate_data
 
 __all__ = ["check_target", "check_X", "check_sample_weight", "check_eval_set",
            "check_consistent_rows", "int_seed", "take_rows", "resolve_columns", "take_columns",
@@ -42,8 +42,8 @@ def check_X(estimator, X, *, reset: bool):
     ndarray or DataFrame of shape (n, p)
     """
     if isinstance(X, pd.DataFrame):
-        _check_feature_names(estimator, X, reset=reset)
-        _check_n_features(estimator, X, reset=reset)
+        # Records or checks feature_names_in_ and n_features_in_; the frame stays a frame.
+        validate_data(estimator, X, reset=reset, skip_check_array=True)
         if X.shape[0] == 0:
             raise ValueError(f"X has 0 rows (shape {X.shape}); at least 1 row is required.")
         X = X.copy()
@@ -90,12 +90,11 @@ def check_X(estimator, X, *, reset: bool):
             else:
                 raise ValueError(f"Column {col!r} of X has unsupported dtype {dtype}.")
         return X
-    _check_feature_names(estimator, X, reset=reset)
+    # Feature names of X as given, then check_array, then n_features_in_ of the array.
     # float32 stays float32 (LightGBM bins either; a copy of a large X costs memory).
-    X = check_array(X, dtype=(np.float64, np.float32), ensure_all_finite="allow-nan",
-                    input_name="X")
-    _check_n_features(estimator, X, reset=reset)
-    return X
+    # estimator=None keeps check_array's messages free of the estimator's name.
+    return validate_data(estimator, X, reset=reset, estimator=None,
+                         dtype=(np.float64, np.float32), ensure_all_finite="allow-nan")
 
 
 def _check_numeric_categories(column: pd.Series, col, cats: list, all_missing: bool) -> None:
