@@ -9,7 +9,11 @@ piecewise-linear interpolation of that step function through ``(0, 0)``, ``(a_(j
 and ``(1, 1)`` (``c`` calibration values): a continuous, strictly increasing map, so the
 calibrated law keeps a density, ``g(F(y)) f(y)``, and exact quantiles ``F^{-1}(G^{-1}(p))``.
 (The finite-sample guarantees are those of the step function; :class:`~distboost.conformal.
-ConformalRegressor` computes its intervals from it exactly.)
+ConformalRegressor` computes its intervals from it exactly.)  A calibration PIT of exactly 0
+or 1 (a row beyond the inner law's floating-point tail: heavy-tailed noise under a Normal) would
+make a bin of zero width at an end, that is a point mass at minus or plus infinity and an
+infinite mean; the knots are therefore kept within ``[TAIL, 1 - TAIL]`` (``TAIL = 1e-9``): that
+row's share of mass lies beyond the inner law's ``TAIL`` quantile, and the moments stay finite.
 
 Cross-conformal predictive systems (Vovk et al. 2018) average ``K`` such maps, one per fold,
 each composed with the cdf of the model that did not see that fold:
@@ -39,7 +43,10 @@ from .registry import register_wrapper
 from .truncated import _U, _W
 from .wrapper import Wrapped
 
-__all__ = ["Calibrated"]
+__all__ = ["Calibrated", "TAIL"]
+
+#: Calibration PIT values are kept within [TAIL, 1 - TAIL] in the knots (see the module notes).
+TAIL = 1e-9
 
 
 def _ragged(tables) -> list[list[np.ndarray]]:
@@ -91,8 +98,10 @@ class Calibrated(Wrapped):
         self.n_groups, self.n_folds = len(self.tables), len(self.tables[0])
         counts = np.array([[t.size for t in row] for row in self.tables], dtype=np.float64)
         self._weights = counts / counts.sum(axis=1, keepdims=True)
-        # Knots of each piecewise-linear map: 0, the sorted values, 1.
-        self._knots = [[torch.as_tensor(np.r_[0.0, t, 1.0]) for t in row] for row in self.tables]
+        # Knots of each piecewise-linear map: 0, the sorted values (within [TAIL, 1 - TAIL]: no
+        # bin of zero width at an end, so no point mass at an infinite end), 1.
+        self._knots = [[torch.as_tensor(np.r_[0.0, np.clip(t, TAIL, 1.0 - TAIL), 1.0])
+                        for t in row] for row in self.tables]
 
     def __repr__(self) -> str:
         sizes = [[t.size for t in row] for row in self.tables]

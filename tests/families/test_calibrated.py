@@ -83,3 +83,21 @@ def test_state_round_trip_and_clear_errors():
         Calibrated("normal", [[np.array([0.5, 1.5])]])
     with pytest.raises(ValueError, match="multivariate"):
         Calibrated("multivariate_normal", [[np.array([0.5])]])
+
+
+def test_pit_values_of_exactly_0_and_1_put_no_mass_at_an_infinite_end():
+    # Heavy-tailed rows under a Normal give PIT values that round to 0 or 1: the calibrated
+    # law must stay a proper law with finite moments (it had a mean of -inf before).
+    from distboost.families.calibrated import TAIL
+
+    for folds in (1, 2):
+        fam = Calibrated("normal", [[np.r_[0.0, np.linspace(0.1, 0.9, 17), 1.0]] * folds])
+        params = {"loc": _t([0.0]), "scale": _t([1.0])}
+        params = params if folds == 1 else {f"{k}_{j}": v for k, v in params.items()
+                                            for j in range(folds)}
+        mean, var = fam.mean(params), fam.variance(params)
+        assert np.isfinite(mean.numpy()).all() and np.isfinite(var.numpy()).all()
+        # The end rows' mass (1/20 each side, bins of width TAIL) lies beyond the TAIL quantile.
+        np.testing.assert_allclose(float(fam.cdf(params, _t([st.norm.ppf(TAIL)]))), 1 / 20,
+                                   rtol=1e-6)
+        assert abs(float(mean)) < 1e-6  # symmetric table, symmetric law
