@@ -38,7 +38,7 @@ import numpy as np
 import torch
 
 from ..links import get_link
-from ._inversion import invert_cdf
+from ._inversion import _bisect, invert_cdf
 from .registry import register_wrapper
 from .truncated import _U, _W
 from .wrapper import Wrapped
@@ -209,7 +209,25 @@ class Calibrated(Wrapped):
                 x = self.inner.icdf(self._fold_params(params, 0), self._map_inverse(g, 0, q))
                 out = torch.where(rows, x, out)
             return out
-        return invert_cdf(lambda v: self.cdf(params, v), q, self.support)
+        if self.inner.discrete:
+            return invert_cdf(lambda v: self.cdf(params, v), q, self.support)
+        # The mixture's quantile lies between its folds' own quantiles (each C_k(x_k) = q):
+        # bisect on that bracket, a few dozen cdf calls instead of a search from scratch.
+        xs = torch.stack([self._fold_quantile(params, k, q, n) for k in range(self.n_folds)])
+        lo, hi = xs.min(dim=0).values, xs.max(dim=0).values
+        inside = (q > 0.0) & (q < 1.0) & torch.isfinite(lo) & torch.isfinite(hi)
+        zero = torch.zeros_like(lo)
+        x = _bisect(lambda v: self.cdf(params, v), q, torch.where(inside, lo, zero),
+                    torch.where(inside, hi, zero), rtol=1e-10, atol=1e-300)
+        return torch.where(inside, x, torch.where(q < 0.5, lo, hi))
+
+    def _fold_quantile(self, params, k: int, q: torch.Tensor, n: int) -> torch.Tensor:
+        """``F_k^{-1}(G_{g,k}^{-1}(q))`` for every row (its group's map), shape ``q.shape``."""
+        out = torch.zeros(torch.broadcast_shapes(q.shape, (n,)), dtype=torch.float64)
+        fold = self._fold_params(params, k)
+        for g, rows in self._groups(params, n):
+            out = torch.where(rows, self.inner.icdf(fold, self._map_inverse(g, k, q)), out)
+        return out
 
     def log_cdf(self, params, y):
         return torch.log(self.cdf(params, y))
