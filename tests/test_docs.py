@@ -20,7 +20,10 @@ matplotlib.use("Agg")
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-SLOW_PAGES: set[str] = set()  # none today: every page runs in a few seconds
+# The pages that fit several models on a thousand rows or more (4-6 s each on one core): their
+# code paths have fast unit tests (tests/estimators/test_regressor_multivariate.py,
+# tests/estimators/test_explain.py), so the pages themselves run in the slow tier.
+SLOW_PAGES: set[str] = {"multivariate.md", "explain.md"}
 
 _FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 

@@ -1,4 +1,8 @@
-"""Smoke tests: every example runs offline and writes its figure."""
+"""Smoke tests: every example runs offline and writes its figure.
+
+The quickstart's example runs in the fast tier; the others are end-to-end repeats of paths the
+fast unit tests cover (named beside each), so they run in the slow tier (``make test-all``).
+"""
 
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ def test_heteroscedastic_sine(tmp_path):
     assert 0.8 < res["coverage_90"] < 0.97 and res["sd_correlation"] > 0.8
 
 
+@pytest.mark.slow  # fast: tests/families/test_censored.py, tests/metrics (survival scores)
 def test_survival(tmp_path):  # the bundled GBSG2 data: runs after pip install
     res = _load("survival").main(["--out", str(tmp_path)])
     assert (tmp_path / "survival_curves.png").stat().st_size > 10_000
@@ -40,6 +45,7 @@ def test_compare_families(tmp_path):
     assert table["nll_mean"].notna().sum() >= 4
 
 
+@pytest.mark.slow  # fast: tests/estimators/test_calibration.py, tests/metrics/test_scores.py
 def test_calibration(tmp_path):
     res = _load("calibration").main(["--out", str(tmp_path)])
     assert (tmp_path / "calibration_diagnostics.png").stat().st_size > 10_000
@@ -49,6 +55,7 @@ def test_calibration(tmp_path):
     assert good["crps"] < bad["crps"]
 
 
+@pytest.mark.slow  # fast: tests/estimators/test_booster.py (losses, clipping, callback)
 def test_custom_loss(tmp_path):
     res = _load("custom_loss").main(["--out", str(tmp_path)])
     assert (tmp_path / "custom_loss.png").stat().st_size > 10_000
@@ -59,6 +66,7 @@ def test_custom_loss(tmp_path):
     assert res["logistic_logloss"] < res["base_rate_logloss"] - 0.15
 
 
+@pytest.mark.slow  # fast: test_booster.py's torch parameters trained with the trees
 def test_digits_hybrid(tmp_path):
     res = _load("digits_hybrid").main(["--out", str(tmp_path)])
     assert (tmp_path / "digits_hybrid_importance.png").stat().st_size > 10_000
@@ -68,6 +76,7 @@ def test_digits_hybrid(tmp_path):
     assert res["log_loss"] < res["frozen_network_log_loss"]
 
 
+@pytest.mark.slow  # fast: tests/estimators/test_varying.py
 def test_varying_coefficients(tmp_path):
     res = _load("varying_coefficients").main(["--out", str(tmp_path)])
     assert (tmp_path / "varying_coefficients.png").stat().st_size > 10_000

@@ -87,9 +87,9 @@ def test_the_regressor_with_backend_xgboost_fits_saves_and_handles_categoricals(
     X = pd.DataFrame({"x": rng.uniform(-2, 2, n),
                       "c": pd.Categorical(rng.choice(["a", "b", "c"], n))})
     y = np.where(X["c"] == "a", 2.0, 0.0) + X["x"] + rng.normal(size=n) * (0.2 + 0.3 * (X["x"] > 0))
-    model = db.DistributionalRegressor(backend="xgboost", n_estimators=150,
-                                       random_state=0).fit(X, y)
-    light = db.DistributionalRegressor(n_estimators=150, random_state=0).fit(X, y)
+    options = {"n_estimators": 100, "early_stopping": False, "random_state": 0}
+    model = db.DistributionalRegressor(backend="xgboost", **options).fit(X, y)
+    light = db.DistributionalRegressor(**options).fit(X, y)
     assert model.ensemble_.model.name == "xgboost"
     # Both libraries find the same structure: similar held-in likelihoods.
     assert abs(model.score(X, y) - light.score(X, y)) < 0.15
@@ -101,8 +101,7 @@ def test_the_regressor_with_backend_xgboost_fits_saves_and_handles_categoricals(
     np.testing.assert_allclose(back.predict_params(Xn), model.predict_params(Xn))
     assert np.isfinite(model.predict_params(Xn).to_numpy()).all()
     # Same random_state, same model.
-    again = db.DistributionalRegressor(backend="xgboost", n_estimators=150,
-                                       random_state=0).fit(X, y)
+    again = db.DistributionalRegressor(backend="xgboost", **options).fit(X, y)
     np.testing.assert_array_equal(again.predict_raw(X), model.predict_raw(X))
 
 

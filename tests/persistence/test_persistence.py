@@ -103,7 +103,8 @@ def test_unfitted_and_unsavable_models(tmp_path):
     with pytest.raises(NotFittedError):
         db.DistributionalRegressor().save(tmp_path / "m.json")
     X = np.random.default_rng(0).normal(size=(50, 2))
-    model = db.DistributionalRegressor(n_estimators=3, base_learner=DecisionTreeRegressor())
+    model = db.DistributionalRegressor(n_estimators=3, base_learner=DecisionTreeRegressor(),
+                                     early_stopping=False)
     model.fit(X, X[:, 0])
     with pytest.raises(ValueError, match="pickle or joblib"):
         model.save(tmp_path / "m.json")
