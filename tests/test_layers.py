@@ -55,9 +55,11 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                     "distboost.varying", "distboost.booster")),
     ("dask", ("distboost.dask",)),
     ("selection", ("distboost.selection", "distboost._degeneracy")),
+    # forecasting: features from a history, the estimators do the rest (DESIGN.md, wave 3)
+    ("forecasting", ("distboost.forecasting",)),
     ("plotting", ("distboost.plotting", "distboost._explain_plots", "distboost._survival_plots",
-                  "distboost._multivariate_plots")),
-    ("cli", ("distboost.cli", "distboost.__main__")),
+                  "distboost._multivariate_plots", "distboost._forecast_plots")),
+    ("cli", ("distboost.cli", "distboost.__main__", "distboost._cli_forecast")),
     ("package", ("distboost",)),  # distboost/__init__.py: the public facade
 ]
 

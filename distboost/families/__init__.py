@@ -3,7 +3,8 @@
 ``available()`` lists the registered names, ``get(name, links=...)`` builds one,
 ``register`` (a decorator) adds a user-defined :class:`Family`, and ``from_state`` rebuilds a
 family from ``Family.get_state()``.  ``Censored`` and ``Truncated`` wrap any continuous family
-(one base, :class:`~distboost.families.wrapper.Wrapped`).
+(one base, :class:`~distboost.families.wrapper.Wrapped`).  ``Empirical(m)`` (not registered)
+holds ``m`` draws per row: the sample-based forecasts of :mod:`distboost.forecasting`.
 """
 
 from . import (  # noqa: F401  (registers them)
@@ -22,11 +23,12 @@ from . import (  # noqa: F401  (registers them)
 )
 from .base import Family
 from .censored import Censored
+from .empirical import Empirical
 from .mixture import Mixture
 from .registry import available, from_state, get, register
 from .support import Support
 from .truncated import Truncated
 from .wrapper import Wrapped
 
-__all__ = ["Censored", "Family", "Mixture", "Support", "Truncated", "Wrapped", "available",
-           "from_state", "get", "register"]
+__all__ = ["Censored", "Empirical", "Family", "Mixture", "Support", "Truncated", "Wrapped",
+           "available", "from_state", "get", "register"]
