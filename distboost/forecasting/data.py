@@ -204,9 +204,9 @@ def _infer_offset(times: pd.Index, label: str):
         gaps = diffs != step
         if gaps.any():
             raise ValueError(
-                f"{label} has irregular timestamps: {int(gaps.sum())} of {diffs.size} steps "
+                f"Irregular timestamps in {label}: {int(gaps.sum())} of {diffs.size} steps "
                 f"differ from the smallest step {step} (first after {times[np.argmax(gaps)]}); "
-                "fill the missing times (e.g. y.reindex(range(...))) or pass fill= for NaN.")
+                "give the missing times NaN values (y.reindex(range(...))) and choose a fill=.")
         return step
     if len(times) < 3:
         raise ValueError(f"The frequency of {label} cannot be inferred from {len(times)} "
@@ -222,7 +222,7 @@ def _infer_offset(times: pd.Index, label: str):
         gaps = ns != step
         first = times[int(np.argmax(gaps))]
         raise ValueError(
-            f"{label} has irregular timestamps: {int(gaps.sum())} of {ns.size} steps are "
+            f"Irregular timestamps in {label}: {int(gaps.sum())} of {ns.size} steps are "
             f"longer than the smallest step {pd.Timedelta(int(step), 'ns')} (first gap after "
             f"{first}); give the missing timestamps NaN values (y.asfreq(freq)) and choose a "
             "fill=, or pass freq= if the grid is another.")
@@ -245,7 +245,7 @@ def _check_grid(times: pd.Index, freq, label: str) -> None:
         first = int(np.argmax(bad))
         freqstr = getattr(freq, "freqstr", freq)
         raise ValueError(
-            f"{label} has irregular timestamps for the frequency {freqstr!r}: {int(bad.sum())} "
+            f"Irregular timestamps in {label} for the frequency {freqstr!r}: {int(bad.sum())} "
             f"of {len(times)} are off its grid (first {times[first]}, expected "
             f"{expected[first]}); give missing timestamps NaN values (y.asfreq(freq)) and "
             "choose a fill=.")
@@ -424,7 +424,7 @@ def long_features(X, panel_single: bool, *, id_col, time_col, what: str) -> pd.D
 
 
 def align_features(X_long: pd.DataFrame, ids: np.ndarray, times: pd.Index, columns,
-                   what: str, single: bool) -> pd.DataFrame:
+                   what: str, single: bool, need: str = "the forecast needs") -> pd.DataFrame:
     """The rows of ``X_long`` at the keys (ids[i], times[i]), with ``columns``; a ValueError
     naming the missing columns, or how many keys have no row (and the first)."""
     missing = [c for c in columns if c not in X_long.columns]
@@ -443,7 +443,7 @@ def align_features(X_long: pd.DataFrame, ids: np.ndarray, times: pd.Index, colum
     if (pos < 0).any():
         bad = np.flatnonzero(pos < 0)
         who = "" if single else f" series {ids[bad[0]]!r},"
-        raise ValueError(f"{what} lacks {bad.size} of {len(keys)} rows the forecast needs "
+        raise ValueError(f"{what} lacks {bad.size} of {len(keys)} rows {need} "
                          f"(first:{who} time {times[bad[0]]}); give one row per series and "
-                         "future time step.")
+                         f"{'future time step' if 'forecast' in need else 'time of y'}.")
     return X_long.iloc[pos][list(columns)].reset_index(drop=True)

@@ -12,6 +12,7 @@ from the paths) or ``direct`` (the step is a feature, exact marginals, no joint 
 from __future__ import annotations
 
 import copy
+import difflib
 from numbers import Integral
 
 import numpy as np
@@ -152,9 +153,14 @@ class Forecaster:
         known = set(DistributionalRegressor().get_params())
         unknown = sorted(set(self.regressor_options) - known)
         if unknown:
+            close = {u: difflib.get_close_matches(u, list(_OWN) + sorted(known), n=1)
+                     for u in unknown}
+            hints = "; ".join(f"{u!r}: did you mean {c[0]!r}?" for u, c in close.items() if c)
             raise ValueError(
-                f"Forecaster got unknown option(s) {unknown}: it takes {list(_OWN)} and every "
-                f"option of DistributionalRegressor ({sorted(known)}).")
+                f"Forecaster got unknown option(s) {unknown}{' (' + hints + ')' if hints else ''}"
+                "; it takes its own options (family, horizon, lags, rolling, date_features, "
+                "strategy, difference, freq, fill, id_col, time_col, target_col, n_paths, "
+                "random_state) and every option of DistributionalRegressor.")
         return DistributionalRegressor(family=self.family, random_state=self.random_state,
                                        **self.regressor_options)
 
@@ -244,7 +250,7 @@ class Forecaster:
                                what=what)
         ids = np.repeat(np.asarray(panel.ids, dtype=object), panel.lengths)
         return align_features(X_long, ids, panel.times, list(X_long.columns), what,
-                              panel.single)
+                              panel.single, need="of y")
 
     def _fit_panel(self, panel: Panel, exog, static, strategy: str) -> Forecaster:
         """A fitted copy of this forecaster on ``panel`` with ``strategy`` ("auto": the
@@ -340,14 +346,17 @@ class Forecaster:
         if not uses_ids:
             return np.zeros(panel.n_series, dtype=np.int64)
         known = {k: i for i, k in enumerate(self.ids_)}
+        fitted_on = f"{self.ids_[:10]}{' ...' if len(self.ids_) > 10 else ''}"
+        if panel.single:
+            raise ValueError(
+                f"y_hist is one Series, but the model was fitted on {len(self.ids_)} series "
+                f"{fitted_on}: give y_hist as a dict {{id: Series}} or a long frame with the "
+                f"{self.id_col!r} column.")
         unknown = [k for k in panel.ids if k not in known]
         if unknown:
-            hint = (" (y_hist is one Series: give a dict {id: Series} or a long frame with "
-                    f"the {self.id_col!r} column)" if panel.single else "")
             raise ValueError(
-                f"y_hist has {len(unknown)} series unknown to the model ({unknown[:5]}){hint}; "
-                f"it was fitted on the series {self.ids_[:10]}"
-                f"{' ...' if len(self.ids_) > 10 else ''} and forecasts only those.")
+                f"y_hist has {len(unknown)} series unknown to the model ({unknown[:5]}); it "
+                f"was fitted on the series {fitted_on} and forecasts only those.")
         return np.array([known[k] for k in panel.ids], dtype=np.int64)
 
     def _contexts(self, y_hist, X_future):
