@@ -99,3 +99,11 @@ def test_multivariate_power_plant(tmp_path):
     # correlation in the middle temperature bins, predicted and in the held-out residuals.
     predicted, residual = res["rho_by_temperature"][2]
     assert predicted < -0.2 and residual < -0.2
+
+
+def test_forecasting(tmp_path):  # statsmodels' bundled El Nino data (the dev extra)
+    pytest.importorskip("statsmodels")
+    res = _load("forecasting").main(["--out", str(tmp_path)])
+    assert (tmp_path / "forecast_fan.png").stat().st_size > 10_000
+    assert res["crps_ratio"] < 0.9  # beats last year's value of the month
+    assert 0.8 < res["coverage_90"] < 0.98
