@@ -101,6 +101,7 @@ def test_multivariate_power_plant(tmp_path):
     assert predicted < -0.2 and residual < -0.2
 
 
+@pytest.mark.slow  # a backtest of 37 origins; the Forecaster's own tests: tests/forecasting
 def test_forecasting(tmp_path):  # statsmodels' bundled El Nino data (the dev extra)
     pytest.importorskip("statsmodels")
     res = _load("forecasting").main(["--out", str(tmp_path)])
