@@ -1,5 +1,5 @@
 """Command-line interface: ``distboost demo | fit | predict | compare | forecast`` (also
-``python -m distboost``; ``forecast`` lives in :mod:`distboost._cli_forecast`).
+``python -m distboost``; ``forecast`` lives in :mod:`distboost.forecasting.cli`).
 
 Errors a user can fix (a missing file or column, a target the family cannot fit) print one
 line to stderr and exit with status 2.
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._cli_forecast import add_parser as add_forecast_parser
+from .forecasting.cli import add_parser as add_forecast_parser
 
 __all__ = ["main"]
 

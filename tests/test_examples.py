@@ -108,3 +108,11 @@ def test_forecasting(tmp_path):  # statsmodels' bundled El Nino data (the dev ex
     assert (tmp_path / "forecast_fan.png").stat().st_size > 10_000
     assert res["crps_ratio"] < 0.9  # beats last year's value of the month
     assert 0.8 < res["coverage_90"] < 0.98
+
+
+@pytest.mark.slow  # 12 models; ConformalRegressor's fast tests: tests/conformal/
+def test_conformal(tmp_path):
+    res = _load("conformal").main(["--out", str(tmp_path), "--reps", "1"])
+    assert (tmp_path / "conformal_coverage.png").stat().st_size > 10_000
+    gaps = [abs(c - level) for c, level in zip(res["conformal"], res["levels"], strict=True)]
+    assert max(gaps) < 0.06

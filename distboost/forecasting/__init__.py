@@ -10,7 +10,7 @@ empirical marginals answer quantiles, intervals and CRPS (recursive strategy).
 
 Modules: :mod:`.data` (input forms, frequency, checks), :mod:`.features` (the feature rows),
 :mod:`.strategies` (recursive paths, direct marginals), :mod:`.backtest`,
-:mod:`.forecaster`.
+:mod:`.forecaster`, :mod:`.cli` (the ``distboost forecast`` command).
 """
 
 from .backtest import backtest_summary
