@@ -55,7 +55,8 @@ def forecast(args, error) -> int:
                     rolling=_ints(args.rolling, "--rolling", error) if args.rolling else (),
                     strategy="recursive" if args.paths else args.strategy, freq=args.freq,
                     fill=args.fill, id_col=args.id or "id", time_col=args.time,
-                    target_col=args.target, n_paths=args.paths or 1000, random_state=0)
+                    target_col=args.target, n_paths=args.paths or 1000, random_state=0,
+                    n_estimators=args.n_estimators, learning_rate=args.learning_rate)
     try:
         # with --paths, the recursive marginals are the paths themselves (same seed)
         dist = fc.fit(df[cols]).predict_dist()
@@ -103,6 +104,11 @@ def add_parser(sub, error) -> None:
     p.add_argument("--rolling", default=None, help="comma-separated rolling windows")
     p.add_argument("--family", default="normal", help="family (default: %(default)s)")
     p.add_argument("--strategy", default="auto", choices=["auto", "recursive", "direct"])
+    p.add_argument("--n-estimators", type=int, default=1000, dest="n_estimators",
+                   help="maximum boosting rounds (early stopping picks fewer; default: "
+                        "%(default)s)")
+    p.add_argument("--learning-rate", type=float, default=0.05, dest="learning_rate",
+                   help="shrinkage of every tree (default: %(default)s)")
     p.add_argument("--freq", default=None, help="pandas frequency (default: inferred)")
     p.add_argument("--fill", default="raise", choices=["raise", "ffill", "interpolate", "zero"],
                    help="what to do with missing values (default: %(default)s)")

@@ -11,8 +11,8 @@ forecast) and the PIT by forecast step.
 """
 
 from .explain import dependence, importance, shap_summary
-from .forecast import pit_by_horizon
 from .figures import calibration, coefficients, compare, density, fan, intervals, pit_histogram
+from .forecast import pit_by_horizon
 from .multivariate import correlation, ellipses
 from .survival import d_calibration, survival_curves
 

@@ -24,14 +24,26 @@ def ar1(n, phi, seed, scale=1.0, level=0.0):
     return level + y
 
 
+class _Fitted(dict):
+    """The AR(1) forecaster of each strategy, fitted on first use (the direct one, four
+    times the rows, only by the slow tier)."""
+
+    def __missing__(self, strategy):
+        y = pd.Series(ar1(N, PHI, 1))
+        self[strategy] = Forecaster(horizon=H, lags=[1], strategy=strategy, n_paths=1500,
+                                    **FAST).fit(y)
+        return self[strategy]
+
+
 @pytest.fixture(scope="module")
 def fitted():
-    y = pd.Series(ar1(N, PHI, 1))
-    return {s: Forecaster(horizon=H, lags=[1], strategy=s, n_paths=1500, **FAST).fit(y)
-            for s in ("recursive", "direct")}
+    return _Fitted()
 
 
-@pytest.mark.parametrize("strategy", ["recursive", "direct"])
+# the direct strategy's fast tests: tests/forecasting/test_forecaster.py (trend, exogenous,
+# censored) and the error table; its AR(1) law (a fit on 8,000 rows) runs in the slow tier
+@pytest.mark.parametrize("strategy", ["recursive",
+                                      pytest.param("direct", marks=pytest.mark.slow)])
 def test_ar1_h_step_law(fitted, strategy):
     # y[T + h] | y[T] ~ N(phi^h y[T], (1 - phi^(2h)) / (1 - phi^2))
     h = np.arange(1, H + 1)
@@ -59,8 +71,6 @@ def test_recursive_paths_are_joint_and_reproducible(fitted):
     assert not np.array_equal(a, fc.sample_paths(500, random_state=4))
     corr = np.corrcoef(a[:, 0], a[:, 1])[0, 1]  # AR(1): corr(y1, y2) = phi / sqrt(1 + phi^2)
     assert abs(corr - PHI / np.sqrt(1 + PHI ** 2)) < 0.12
-    with pytest.raises(ValueError, match="no joint sample paths"):
-        fitted["direct"].sample_paths(10)
 
 
 def test_several_series_keep_their_ids():

@@ -36,14 +36,28 @@ def test_options_reach_the_regressor_and_unknown_ones_fail():
         Forecaster(num_leavez=3).fit(y)
 
 
-def test_zero_adjusted_precipitation():
-    y = precipitation(1000)
+def _precipitation_forecaster(n, **options):
+    y = precipitation(n)
     fc = Forecaster(family="zero_adjusted_gamma", horizon=2, lags=[1], strategy="recursive",
-                    date_features=None, n_paths=1000, n_estimators=100, learning_rate=0.1,
-                    num_leaves=4, min_child_samples=30)
-    fc.fit(y)
+                    date_features=None, num_leaves=4, min_child_samples=30, **options).fit(y)
     hist = {f"{v:g}": pd.concat([y, pd.Series([v], index=[y.index[-1] + y.index.freq])])
             for v in (0.0, 1.0, 4.0, 10.0)}
+    return fc, hist
+
+
+def test_zero_adjusted_precipitation_has_dry_days_and_a_wet_memory():
+    fc, hist = _precipitation_forecaster(400, n_paths=400, n_estimators=20, learning_rate=0.3,
+                                         step="newton", early_stopping=False)
+    p_dry = fc.predict_dist(hist).cdf(0.0)[::2]  # P(y = 0) the next day: the gate
+    assert p_dry[0] > 0.6 and p_dry[0] > p_dry[1:].max() + 0.2, p_dry  # truth 0.8 vs 0.3
+    paths = fc.sample_paths(400, y_hist=hist["0"])
+    assert (paths >= 0).all() and 0.5 < (paths == 0).mean() < 0.95 and paths.max() > 1
+
+
+@pytest.mark.slow  # the same law to 0.1 (1,000 days, 100 rounds); fast test above
+def test_zero_adjusted_precipitation():
+    fc, hist = _precipitation_forecaster(1000, n_paths=1000, n_estimators=100,
+                                         learning_rate=0.1)
     p_dry = fc.predict_dist(hist).cdf(0.0)[::2]  # P(y = 0) the next day: the gate
     assert abs(p_dry[0] - 0.8) < 0.1 and abs(p_dry[1:].mean() - 0.3) < 0.12, p_dry
     paths = fc.sample_paths(400, y_hist=hist["0"])
@@ -58,7 +72,8 @@ def test_negative_binomial_counts_and_their_backtest():
     y = pd.Series(rng.negative_binomial(5, 5 / (5 + np.exp(log_mu))).astype(float),
                   index=DAYS[:300])
     fc = Forecaster(family="negative_binomial", horizon=7, lags=[1, 7], strategy="recursive",
-                    n_paths=200, n_estimators=20, learning_rate=0.2, early_stopping=False)
+                    n_paths=200, n_estimators=10, learning_rate=0.3, step="newton",
+                    early_stopping=False)
     bt = fc.backtest(y, start=250, step=7)  # one fit, on the first 250 days
     assert len(bt) == 7 * 7 and set(bt["step"]) == set(range(1, 8))
     assert bt["pit"].between(0, 1).all() and np.isfinite(bt["nll"]).all()
@@ -87,10 +102,10 @@ def test_censored_history_needs_a_censored_family():
 def test_difference_follows_a_trend_that_trees_cannot_extrapolate():
     rng = np.random.default_rng(3)
     y = pd.Series(0.5 * np.arange(300) + rng.normal(size=300), index=DAYS[:300])
-    kw = dict(horizon=10, lags=[1, 2], strategy="direct", date_features=None, **QUICK)
+    kw = dict(horizon=6, lags=[1, 2], strategy="direct", date_features=None, **QUICK)
     plain = Forecaster(**kw).fit(y).predict_dist()
     diff = Forecaster(difference=True, **kw).fit(y).predict_dist()
-    truth = 0.5 * np.arange(300, 310)
+    truth = 0.5 * np.arange(300, 306)
     assert np.all(np.abs(diff.mean - truth) < 3)
     assert plain.mean.max() <= y.max() + 1 and plain.mean[-1] < truth[-1] - 3  # flat
     with pytest.raises(ValueError, match="difference=True needs a location family"):
