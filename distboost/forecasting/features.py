@@ -54,19 +54,21 @@ def auto_calendar(freq) -> tuple[str, ...]:
     time)."""
     if isinstance(freq, int | np.integer):
         return ()
-    ref = pd.Timestamp("2001-01-01")
-    span = ((ref + freq) - ref) / pd.Timedelta(hours=1)
+    # one step between two points on the grid: an anchored offset (weekly on Sundays, year
+    # end) first rolls a reference date forward to its anchor, a partial step
+    first = pd.Timestamp("2001-01-01") + freq
+    span = ((first + freq) - first) / pd.Timedelta(hours=1)
     if span < 1:
         return ("minute", "hour", "dayofweek")
     if span < 24:
         return ("hour", "dayofweek")
     if span < 24 * 7:
         return ("dayofweek", "month")
-    if span < 24 * 28:
+    if span < 24 * 25:
         return ("weekofyear",)
-    if span < 24 * 89:
+    if span < 24 * 80:
         return ("month",)
-    if span < 24 * 365:
+    if span < 24 * 300:
         return ("quarter",)
     return ()
 

@@ -9,7 +9,12 @@ import pandas as pd
 import pytest
 
 from distboost.forecasting.data import to_panel
-from distboost.forecasting.features import FeatureSpec, training_rows, window_features
+from distboost.forecasting.features import (
+    FeatureSpec,
+    auto_calendar,
+    training_rows,
+    window_features,
+)
 
 T = pd.date_range("2024-01-01", periods=60, freq="h")
 # Values that name their own series and position: y = 1000 * series + position.
@@ -79,3 +84,15 @@ def test_forecast_rows_equal_training_rows(strategy, difference):
     if difference:
         np.testing.assert_array_equal(y, step)  # y[t] - y[T] on the labelled panel
         assert "lag_1" not in X
+
+
+@pytest.mark.parametrize(("freq", "expected"), [
+    ("15min", ("minute", "hour", "dayofweek")), ("h", ("hour", "dayofweek")),
+    ("D", ("dayofweek", "month")), ("B", ("dayofweek", "month")),
+    ("W-SUN", ("weekofyear",)), ("7D", ("weekofyear",)), ("MS", ("month",)), ("ME", ("month",)),
+    ("QS", ("quarter",)), ("QE", ("quarter",)), ("YS", ()), ("YE", ())])
+def test_auto_calendar_follows_the_step_not_the_anchor(freq, expected):
+    # anchored offsets (weeks ending on Sunday, year ends) roll a date to their anchor first:
+    # the step is measured between two points of the grid
+    index = pd.date_range("2023-05-17", periods=8, freq=freq)
+    assert auto_calendar(index.freq) == expected

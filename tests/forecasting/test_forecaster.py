@@ -135,3 +135,31 @@ def test_auto_chooses_by_backtest_and_records_the_scores():
     assert fc.strategy_ in ("recursive", "direct")
     scores = fc.strategy_scores_
     assert set(scores) == {"recursive", "direct"} and fc.strategy_ == min(scores, key=scores.get)
+
+
+def test_backtest_refit_fits_at_every_origin_on_the_past_only(monkeypatch):
+    t = pd.date_range("2024-01-01", periods=120, freq="h")
+    y = pd.Series(np.sin(2 * np.pi * t.hour / 24)
+                  + np.random.default_rng(6).normal(0, 0.2, 120), index=t)
+    fc = Forecaster(horizon=4, lags=[1, 2], strategy="direct", n_estimators=10,
+                    learning_rate=0.3, early_stopping=False)
+    seen = []
+    fit_panel = Forecaster._fit_panel
+
+    def spy(self, panel, *args, **kwargs):
+        seen.append((panel.times.max(), int(panel.lengths.sum())))
+        return fit_panel(self, panel, *args, **kwargs)
+
+    monkeypatch.setattr(Forecaster, "_fit_panel", spy)
+    once = fc.backtest(y, start=100, step=4)
+    assert seen == [(t[99], 100)]  # one fit, on the values before the first origin
+    seen.clear()
+    every = fc.backtest(y, start=100, step=4, refit=True)
+    origins = sorted(set(every["origin"]))
+    assert origins == list(t[[99, 103, 107, 111, 115]])
+    assert seen == [(o, 100 + 4 * k) for k, o in enumerate(origins)]  # the past only
+    assert every.shape == once.shape
+    first = every["origin"] == origins[0]  # same values, same seed: the same forecasts
+    np.testing.assert_array_equal(every.loc[first, "crps"], once.loc[first, "crps"])
+    assert not np.array_equal(every.loc[~first, "crps"], once.loc[~first, "crps"])
+    assert fc.fit(y).feature_names_[-2:] == ["hour", "dayofweek"]  # date_features="auto"
