@@ -90,6 +90,10 @@ class FeatureSpec:
         Exogenous columns, in order.
     static : DataFrame or None
         Static columns, one row per id (in the order of ``ids``).
+    level : float
+        Subtracted from the lag and rolling-mean columns (without ``difference``): the
+        median of the training values, so that a series far from 0 (an offset of 1e9) keeps
+        the resolution of its lags in the trees' histogram bins.
     """
 
     lags: tuple[int, ...]
@@ -101,6 +105,7 @@ class FeatureSpec:
     ids: list | None
     exog: tuple[str, ...]
     static: pd.DataFrame | None
+    level: float = 0.0
 
     @property
     def memory(self) -> int:
@@ -134,7 +139,7 @@ def design(spec: FeatureSpec, *, lag, target_lag, rolls, step, times, series,
         Series numbers (positions in ``spec.ids`` / ``spec.static``).
     exog : DataFrame of R rows or None
     """
-    base = lag(1) if spec.difference else 0.0
+    base = lag(1) if spec.difference else spec.level
     cols: dict[str, object] = {}
     if spec.ids is not None:
         cols["series_id"] = pd.Categorical.from_codes(series, categories=pd.Index(spec.ids))

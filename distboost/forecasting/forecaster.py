@@ -276,7 +276,8 @@ class Forecaster:
                            horizon=horizon, difference=bool(self.difference),
                            ids=list(panel.ids) if panel.n_series > 1 else None,
                            exog=() if exog is None else tuple(exog.columns),
-                           static=static_rows)
+                           static=static_rows,
+                           level=0.0 if self.difference else float(np.median(panel.values)))
         need = spec.memory + 1
         short = np.flatnonzero(panel.lengths < need)
         if short.size:

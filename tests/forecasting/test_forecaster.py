@@ -163,3 +163,15 @@ def test_backtest_refit_fits_at_every_origin_on_the_past_only(monkeypatch):
     np.testing.assert_array_equal(every.loc[first, "crps"], once.loc[first, "crps"])
     assert not np.array_equal(every.loc[~first, "crps"], once.loc[~first, "crps"])
     assert fc.fit(y).feature_names_[-2:] == ["hour", "dayofweek"]  # date_features="auto"
+
+
+def test_a_series_offset_by_1e9_gets_the_same_forecast():
+    # the lags are centred on the training median: a far-off level keeps their resolution
+    # in the trees' histogram bins (uncentred, LightGBM's bins of 1e9 + x moved the forecast)
+    y = pd.Series(np.sin(np.arange(200) / 3) + np.random.default_rng(7).normal(0, .3, 200),
+                  index=DAYS[:200])
+    kw = dict(horizon=3, lags=[1, 2], strategy="direct", date_features=None, **QUICK)
+    near = Forecaster(**kw).fit(y).predict_dist()
+    far = Forecaster(**kw).fit(y + 1e9).predict_dist()
+    np.testing.assert_allclose(far.mean - 1e9, near.mean, atol=1e-5)
+    np.testing.assert_allclose(far.stddev, near.stddev, rtol=1e-5)
