@@ -294,7 +294,7 @@ def oracle(d: Dataset, orig: np.ndarray):
 
 
 # ---------------------------------------------------------------------- parts
-def part_real(quick: bool, keep: dict) -> pd.DataFrame:
+def part_real(quick: bool, keep: dict, peers=("darts", "mlforecast")) -> pd.DataFrame:
     rows = []
     sims = [hourly_simulation(1000 if quick else 3000), daily_counts(500 if quick else 1500)]
     for d in sims:
@@ -312,6 +312,8 @@ def part_real(quick: bool, keep: dict) -> pd.DataFrame:
                      "crps_vs_naive": res["crps"] / base["crps"]})
         for name, fn in (("darts LightGBM quantile", run_darts),
                          ("mlforecast conformal", run_mlforecast)):
+            if name.split()[0] not in peers:
+                continue
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -470,6 +472,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--parts", default="real,paths,big")
     parser.add_argument("--out", default=None, help="markdown page to write the section into")
+    parser.add_argument("--peers", default="darts,mlforecast",
+                        help="peers to run (darts fits one LightGBM per quantile and step: "
+                             "408 models for 24 steps, minutes per data set)")
     parser.add_argument("--big-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.big_child:
@@ -479,7 +484,8 @@ def main(argv=None) -> dict:
     t0 = time.perf_counter()
     keep: dict = {}
     results = ROOT / "benchmarks" / "results"
-    real = part_real(args.quick, keep) if "real" in parts or "paths" in parts else None
+    peers = tuple(args.peers.split(",")) if args.peers else ()
+    real = part_real(args.quick, keep, peers) if "real" in parts or "paths" in parts else None
     paths = part_paths(keep, args.quick) if "paths" in parts else None
     if paths is not None:
         print(paths.to_string(index=False), flush=True)
@@ -487,7 +493,8 @@ def main(argv=None) -> dict:
     if big is not None:
         print(big, flush=True)
     command = "python benchmarks/forecasting.py" + (" --quick" if args.quick else "") + \
-        (f" --parts {args.parts}" if args.parts != "real,paths,big" else "")
+        (f" --parts {args.parts}" if args.parts != "real,paths,big" else "") + \
+        (f" --peers {args.peers}" if args.peers != "darts,mlforecast" else "")
     if args.out and not args.quick:  # the parts run here replace their saved results
         results.mkdir(exist_ok=True)
         for name, table in (("real", real), ("paths", paths)):
