@@ -1,5 +1,5 @@
-"""Command-line interface: ``distboost demo | fit | predict | compare`` (also ``python -m
-distboost``).
+"""Command-line interface: ``distboost demo | fit | predict | compare | forecast`` (also
+``python -m distboost``; ``forecast`` lives in :mod:`distboost.forecasting.cli`).
 
 Errors a user can fix (a missing file or column, a target the family cannot fit) print one
 line to stderr and exit with status 2.
@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from .forecasting.cli import add_parser as add_forecast_parser
 
 __all__ = ["main"]
 
@@ -460,6 +462,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fit folds on this many processes (-1: every core)")
     _progress_flag(p)
     p.set_defaults(func=compare)
+    add_forecast_parser(sub, UserError)
     return parser
 
 

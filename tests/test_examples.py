@@ -110,6 +110,15 @@ def test_multivariate_power_plant(tmp_path):
     assert predicted < -0.2 and residual < -0.2
 
 
+@pytest.mark.slow  # a backtest of 37 origins; the Forecaster's own tests: tests/forecasting
+def test_forecasting(tmp_path):  # statsmodels' bundled El Nino data (the dev extra)
+    pytest.importorskip("statsmodels")
+    res = _load("forecasting").main(["--out", str(tmp_path)])
+    assert (tmp_path / "forecast_fan.png").stat().st_size > 10_000
+    assert res["crps_ratio"] < 0.9  # beats last year's value of the month
+    assert 0.8 < res["coverage_90"] < 0.98
+
+
 @pytest.mark.slow  # 12 models; ConformalRegressor's fast tests: tests/conformal/
 def test_conformal(tmp_path):
     res = _load("conformal").main(["--out", str(tmp_path), "--reps", "1"])

@@ -6,14 +6,16 @@ distributions (interval bands and fan charts, PIT histogram, reliability diagram
 comparison, one row's density, varying coefficients), :mod:`~distboost.plotting.explain` those
 of a model's explanations, :mod:`~distboost.plotting.survival` survival curves and
 D-calibration, :mod:`~distboost.plotting.multivariate` the regions and correlation of vector
-targets.
+targets, :mod:`~distboost.plotting.forecast` the forecast fan chart (drawn by ``fan`` for a
+forecast) and the PIT by forecast step.
 """
 
 from .explain import dependence, importance, shap_summary
 from .figures import calibration, coefficients, compare, density, fan, intervals, pit_histogram
+from .forecast import pit_by_horizon
 from .multivariate import correlation, ellipses
 from .survival import d_calibration, survival_curves
 
 __all__ = ["intervals", "fan", "pit_histogram", "calibration", "compare", "density",
            "coefficients", "survival_curves", "d_calibration", "importance", "dependence",
-           "shap_summary", "ellipses", "correlation"]
+           "shap_summary", "ellipses", "correlation", "pit_by_horizon"]

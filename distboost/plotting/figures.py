@@ -6,7 +6,8 @@ diagram, a family comparison, one row's predictive density (a survival curve for
 families), and the per-row coefficients of a varying-coefficient model; survival curves of
 several rows and the D-calibration histogram come from :mod:`distboost.plotting.survival`, the
 regions and correlation of vector targets (``ellipses``, ``correlation``) from
-:mod:`distboost.plotting.multivariate`.
+:mod:`distboost.plotting.multivariate`, the forecast fan chart and PIT by forecast step from
+:mod:`distboost.plotting.forecast`.
 Every figure has a title and axis labels, taken from the data where it has names (a pandas
 Series' ``name``, a Predictive's ``index``).
 """
@@ -14,8 +15,10 @@ Series' ``name``, a Predictive's ``index``).
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from ._axes import axes
+from .forecast import forecast_fan
 
 __all__ = ["intervals", "fan", "pit_histogram", "calibration", "compare", "density",
            "coefficients"]
@@ -77,26 +80,44 @@ def intervals(dist, x=None, y=None, levels=(0.5, 0.9), ax=None, color="C0", fan=
     return ax
 
 
-def fan(dist, x=None, y=None, levels=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9), ax=None,
-        color="C0"):
+def fan(dist, x=None, y=None, levels=None, ax=None, color="C0", *, history=None,
+        paths: int = 0, series=None):
     """Fan chart for ordered x (time): nested central-interval bands over an index.
+
+    A forecast (``history=`` given, sample paths, or a Predictive of several series) is
+    drawn after its history with 50/80/95 % bands, the median, optional sample paths and
+    the truth ``y`` (:func:`distboost.plotting.forecast.forecast_fan`).
 
     Parameters
     ----------
-    dist : Predictive of length n
+    dist : Predictive of length n, or sample paths (n_paths, n) / (n_paths, n_series, n)
     x : array_like, Index or Series of shape (n,), optional
         The ordered positions (dates, times, ...); default the Predictive's ``index`` (the
         index of the DataFrame it was predicted from), else ``0..n-1``.  Drawn in the given
         order, not sorted: the bands follow the index as a time series does.
     y : array_like or Series of shape (n,), optional
         Observations, drawn as a line with points.
-    levels : sequence of float
-        Central interval levels; the widest band is the lightest.
+    levels : sequence of float, optional
+        Central interval levels; the widest band is the lightest (default 10 %, 20 %, ...,
+        90 %; for a forecast 50 %, 80 %, 95 %).
+    history : Series, optional
+        The values before a forecast, drawn before it.
+    paths : int, default 0
+        Sample paths to draw (when ``dist`` is a paths array).
+    series : id or int, optional
+        The series to draw from a forecast of several.
 
     Returns
     -------
     matplotlib Axes
     """
+    forecast = (history is not None or paths or not hasattr(dist, "family")
+                or isinstance(getattr(dist, "index", None), pd.MultiIndex))
+    if forecast:
+        return forecast_fan(dist, history, y, x=x, levels=levels, paths=paths, series=series,
+                            ax=ax, color=color)
+    if levels is None:
+        levels = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
     ax = axes(ax)
     if x is None:
         x = dist.index if dist.index is not None else np.arange(len(dist))
@@ -351,4 +372,3 @@ def coefficients(model, X, rows=(0, 1), ax=None, labels=None):
     ax.set_title("Per-row coefficients")
     ax.legend(loc="best", fontsize="small")
     return ax
-

@@ -39,7 +39,8 @@ def _check_index(index, n: int):
     """``index`` as a pandas Index of length ``n`` (None stays None)."""
     if index is None:
         return None
-    index = pd.Index(index)
+    if not isinstance(index, pd.Index):  # pd.Index(a MultiIndex) would flatten it to tuples
+        index = pd.Index(index)
     if len(index) != n:
         raise ValueError(f"index has {len(index)} entries but the Predictive holds {n} "
                          "distributions; give one label per distribution.")
@@ -250,6 +251,8 @@ class Predictive:
                           index=None if self.index is None else self.index[index])
 
     def __repr__(self) -> str:
+        if not getattr(self.family, "params_in_frame", True):  # the draws of an Empirical
+            return f"Predictive({self.family!r}, n={len(self)})"
         head = ", ".join(
             f"{p}={np.array2string(v[:3], precision=4)}{'...' if len(v) > 3 else ''}"
             for p, v in self._params.items()
@@ -483,7 +486,8 @@ class Predictive:
         -------
         DataFrame of shape (n, 2 + K + len(quantiles))
             ``mean``, ``sd``, the K natural-scale parameters (torch's names; a parameter
-            named ``mean`` or ``sd`` becomes ``param_mean`` / ``param_sd``) and one column
+            named ``mean`` or ``sd`` becomes ``param_mean`` / ``param_sd``; none for the
+            draws of a :class:`~distboost.families.Empirical`) and one column
             per level named ``q0.05``, ... .  For an unordered classification family
             (``categorical``), which has no mean nor quantiles, the columns are the
             parameters and the class probabilities ``prob_0``, ``prob_1``, ... .
@@ -506,8 +510,9 @@ class Predictive:
         columns: dict[str, np.ndarray] = {}
         if ordered:
             columns["mean"], columns["sd"] = mean, self.stddev
-        for p, v in self._params.items():
-            columns[f"param_{p}" if p in ("mean", "sd") else p] = np.array(v)
+        if getattr(self.family, "params_in_frame", True):  # not the draws of an Empirical
+            for p, v in self._params.items():
+                columns[f"param_{p}" if p in ("mean", "sd") else p] = np.array(v)
         if not ordered:
             for k, col in enumerate(self.probs.T):
                 columns[f"prob_{k}"] = col

@@ -9,6 +9,10 @@ closed forms against quadrature, gradients) and the Fisher and MLE tests read th
 
 Wrappers (censored, truncated) are tested in ``test_censored.py``, ``test_truncated.py`` and
 ``test_wrapper.py``: they wrap the families below, so a new family gets them for free.
+``Empirical`` (the per-step marginals of forecast sample paths) has no row: it is not
+registered and cannot be fitted (it holds draws, it has no parameters to estimate, no density
+and no scipy law); ``test_empirical.py`` checks it against numpy's quantiles, counting and
+scoringrules' ensemble CRPS.
 """
 
 from __future__ import annotations

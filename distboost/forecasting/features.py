@@ -1,0 +1,244 @@
+"""The features of a forecast: lags, rolling statistics, calendar, series id, exogenous and
+static columns, built from the history alone (no value at or after the target time).
+
+A row forecasts the value at time ``t = T + h`` from the origin ``T`` (the last time whose
+value is known) and the step ``h >= 1``.  With ``y`` the series:
+
+* ``lag_j = y[T + 1 - j]`` for each lag ``j`` (the recursive strategy has ``h = 1``, so
+  ``lag_j = y[t - j]``: lag 1 is the previous value);
+* ``target_lag_k = y[t - k]`` for each lag ``k >= 2`` of the direct strategy, where known at
+  the origin (``k >= h``), else missing: the seasonal lag of the target itself;
+* ``roll_mean_w``, ``roll_std_w``: mean and (population) standard deviation of the ``w``
+  values ending at the origin, ``y[T - w + 1 .. T]``;
+* ``step = h`` (direct strategy);
+* calendar columns of the target time ``t`` (hour, day of week, ...), the series id (a
+  categorical column, several series only), static columns of the series, and the exogenous
+  columns at ``t`` (known in advance).
+
+``difference=True`` models ``y[t] - y[T]``: every lag, target lag and rolling mean is taken
+relative to ``y[T]`` (``lag_1`` is then 0 and left out), so trees, which cannot extrapolate,
+follow a trend.  Training rows are gathered from the flat values by index arithmetic (no
+Python loop over rows); rolling sums come from cumulative sums of values centred per series.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .data import Panel
+
+__all__ = ["FeatureSpec", "CALENDAR", "auto_calendar", "training_rows", "design"]
+
+#: Calendar columns by name: a function of a DatetimeIndex.
+CALENDAR = {
+    "minute": lambda t: t.minute,
+    "hour": lambda t: t.hour,
+    "dayofweek": lambda t: t.day_of_week,
+    "day": lambda t: t.day,
+    "dayofyear": lambda t: t.day_of_year,
+    "weekofyear": lambda t: t.isocalendar().week.to_numpy(),
+    "month": lambda t: t.month,
+    "quarter": lambda t: t.quarter,
+    "year": lambda t: t.year,
+}
+
+
+def auto_calendar(freq) -> tuple[str, ...]:
+    """The calendar columns ``date_features="auto"`` picks for a frequency: minute, hour
+    and day of week below an hour; hour and day of week for hourly data; day of week and
+    month for daily (the day of the year would name each row of a short history); week of
+    year for weekly; month for monthly; quarter for quarterly; none for yearly (or integer
+    time)."""
+    if isinstance(freq, int | np.integer):
+        return ()
+    # one step between two points on the grid: an anchored offset (weekly on Sundays, year
+    # end) first rolls a reference date forward to its anchor, a partial step
+    first = pd.Timestamp("2001-01-01") + freq
+    span = ((first + freq) - first) / pd.Timedelta(hours=1)
+    if span < 1:
+        return ("minute", "hour", "dayofweek")
+    if span < 24:
+        return ("hour", "dayofweek")
+    if span < 24 * 7:
+        return ("dayofweek", "month")
+    if span < 24 * 25:
+        return ("weekofyear",)
+    if span < 24 * 80:
+        return ("month",)
+    if span < 24 * 300:
+        return ("quarter",)
+    return ()
+
+
+@dataclass(frozen=True)
+class FeatureSpec:
+    """What the feature rows hold (module docstring).
+
+    Attributes
+    ----------
+    lags, windows : tuple of int
+    calendar : tuple of str
+    strategy : {"recursive", "direct"}
+    horizon : int
+    difference : bool
+    ids : list or None
+        Categories of the series-id column (None: no id column).
+    exog : tuple of str
+        Exogenous columns, in order.
+    static : DataFrame or None
+        Static columns, one row per id (in the order of ``ids``).
+    level : float
+        Subtracted from the lag and rolling-mean columns (without ``difference``): the
+        median of the training values, so that a series far from 0 (an offset of 1e9) keeps
+        the resolution of its lags in the trees' histogram bins.
+    """
+
+    lags: tuple[int, ...]
+    windows: tuple[int, ...]
+    calendar: tuple[str, ...]
+    strategy: str
+    horizon: int
+    difference: bool
+    ids: list | None
+    exog: tuple[str, ...]
+    static: pd.DataFrame | None
+    level: float = 0.0
+
+    @property
+    def memory(self) -> int:
+        """How many past values a row needs: the largest lag or window."""
+        return max(max(self.lags), max(self.windows, default=0))
+
+    @property
+    def target_lags(self) -> tuple[int, ...]:
+        return tuple(k for k in self.lags if k >= 2) if self.strategy == "direct" else ()
+
+    @property
+    def lag_columns(self) -> tuple[int, ...]:
+        return tuple(j for j in self.lags if not (self.difference and j == 1))
+
+
+def design(spec: FeatureSpec, *, lag, target_lag, rolls, step, times, series,
+           exog: pd.DataFrame | None) -> pd.DataFrame:
+    """The feature frame of ``R`` rows.
+
+    Parameters
+    ----------
+    lag : callable ``j -> ndarray (R,)``
+        ``y[T + 1 - j]`` of every row.
+    target_lag : callable ``k -> ndarray (R,)``
+        ``y[t - k]`` where known at the origin, else NaN (direct strategy).
+    rolls : dict ``w -> (mean, std)``
+    step : ndarray (R,) or None
+    times : DatetimeIndex or integer Index of length R
+        The target times.
+    series : ndarray (R,) of int
+        Series numbers (positions in ``spec.ids`` / ``spec.static``).
+    exog : DataFrame of R rows or None
+    """
+    base = lag(1) if spec.difference else spec.level
+    cols: dict[str, object] = {}
+    if spec.ids is not None:
+        cols["series_id"] = pd.Categorical.from_codes(series, categories=pd.Index(spec.ids))
+    for j in spec.lag_columns:
+        cols[f"lag_{j}"] = lag(j) - base
+    for k in spec.target_lags:
+        cols[f"target_lag_{k}"] = target_lag(k) - base
+    for w in spec.windows:
+        mean, std = rolls[w]
+        cols[f"roll_mean_{w}"] = mean - base
+        cols[f"roll_std_{w}"] = std
+    if spec.strategy == "direct":
+        cols["step"] = np.asarray(step, dtype=np.float64)
+    for name in spec.calendar:
+        cols[name] = np.asarray(CALENDAR[name](times), dtype=np.float64)
+    frame = pd.DataFrame(cols)
+    if spec.static is not None:
+        frame = pd.concat([frame, spec.static.iloc[series].reset_index(drop=True)], axis=1)
+    if exog is not None:
+        frame = pd.concat([frame, exog.reset_index(drop=True)], axis=1)
+    return frame
+
+
+def _rolling(values: np.ndarray, panel: Panel, origins: np.ndarray, windows) -> dict:
+    """Mean and std of the ``w`` values ending at each origin (flat indices), from cumulative
+    sums of the values centred per series (no cancellation for a large offset)."""
+    if not windows:
+        return {}
+    centre = np.repeat(np.add.reduceat(values, panel.offsets[:-1]) / panel.lengths,
+                       panel.lengths)
+    c = values - centre
+    s1 = np.r_[0.0, np.cumsum(c)]
+    s2 = np.r_[0.0, np.cumsum(c * c)]
+    out = {}
+    for w in windows:
+        a, b = origins + 1 - w, origins + 1
+        mean = (s1[b] - s1[a]) / w
+        var = np.maximum((s2[b] - s2[a]) / w - mean * mean, 0.0)
+        out[w] = (mean + centre[origins], np.sqrt(var))
+    return out
+
+
+def training_rows(spec: FeatureSpec, panel: Panel, exog: pd.DataFrame | None):
+    """Every (origin, step) row the history supports: features, target and target times.
+
+    Returns
+    -------
+    X : DataFrame
+    y : ndarray of shape (R,), or (R, 2) bounds of a censored history
+    target : ndarray of shape (R,)
+        The flat index (in ``panel``) of every row's target value.
+    """
+    pos = panel.position
+    m = spec.memory
+    steps = range(1, (spec.horizon if spec.strategy == "direct" else 1) + 1)
+    target = np.concatenate([np.flatnonzero(pos >= m - 1 + h) for h in steps])
+    step = np.concatenate([np.full(int((pos >= m - 1 + h).sum()), h) for h in steps])
+    origin = target - step
+    values = panel.values
+    series = panel.series_of[target]
+
+    def lag(j):
+        return values[origin + 1 - j]
+
+    def target_lag(k):
+        out = np.full(target.size, np.nan)
+        known = k >= step
+        out[known] = values[target[known] - k]
+        return out
+
+    X = design(spec, lag=lag, target_lag=target_lag,
+               rolls=_rolling(values, panel, origin, spec.windows), step=step,
+               times=panel.times[target], series=series,
+               exog=None if exog is None else exog.iloc[target])
+    base = values[origin] if spec.difference else 0.0
+    if panel.bounds is not None:
+        y = panel.bounds[target] - (base[:, None] if spec.difference else 0.0)
+    else:
+        y = values[target] - base
+    return X, y, target
+
+
+def window_features(spec: FeatureSpec, buf: np.ndarray, *, step: int | np.ndarray,
+                    times, series, exog) -> pd.DataFrame:
+    """Feature rows from the last ``memory`` values of each row, ``buf`` (R, M) (the origin's
+    value in the last column), for steps ``step`` (an int, or one per row)."""
+    m = buf.shape[1]
+    step = np.broadcast_to(np.asarray(step), (buf.shape[0],))
+
+    def lag(j):
+        return buf[:, m - j]
+
+    def target_lag(k):
+        out = np.full(buf.shape[0], np.nan)
+        known = k >= step
+        out[known] = buf[known, m - 1 - (k - step[known])]
+        return out
+
+    rolls = {w: (buf[:, m - w:].mean(axis=1), buf[:, m - w:].std(axis=1))
+             for w in spec.windows}
+    return design(spec, lag=lag, target_lag=target_lag, rolls=rolls, step=step, times=times,
+                  series=series, exog=exog)

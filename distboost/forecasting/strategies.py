@@ -1,0 +1,151 @@
+"""The two ways a fitted regressor forecasts ``horizon`` steps from a batch of contexts.
+
+A *context* is one forecast to make: a series, its last ``memory`` values before the origin,
+the times of the ``horizon`` steps after it, and the exogenous rows of those steps (a
+forecast from the end of each series, or from every origin of a backtest, all in one batch).
+
+* **recursive** (one model of the next step): ``n_paths`` sample paths per context are grown
+  step by step; at each step one ``predict_dist`` call gives the one-step law of every path
+  (all contexts and paths at once, rows ``context * n_paths + path``) and one draw per row
+  extends it.  The loop is over the steps only.  The paths are joint draws from the model's
+  law of the whole horizon; the marginal of a step is the empirical law of its draws
+  (:class:`~distboost.families.Empirical`).  Given the truth, each step also scores the
+  *mixture* of the paths' one-step laws, ``p(y_t) ~ (1 / P) sum_p f(y_t | path p)`` (exact
+  for the first step, a Monte Carlo mixture later), which has a density: the NLL and PIT of
+  backtests.
+* **direct** (one model of every step, the step a feature): one ``predict_dist`` call for all
+  contexts and steps; the marginals are the family's own (exact quantiles, CRPS, NLL).  It
+  models no dependence between steps, so it gives no joint paths.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..families import Empirical
+from ..predictive import Predictive
+from .features import FeatureSpec, window_features
+
+__all__ = ["Contexts", "simulate", "direct_dist", "shift"]
+
+
+@dataclass
+class Contexts:
+    """A batch of ``C`` forecasts (module docstring).
+
+    Attributes
+    ----------
+    series : ndarray (C,) of int
+        Series numbers (positions in the fitted ids; 0 for one series).
+    hist : ndarray (C, M)
+        The last ``M`` values up to the origin (the origin's value last).
+    times : ndarray (C, H)
+        The target times of the steps.
+    exog : DataFrame of C * H rows, or None
+        Exogenous rows, context after context (row ``c * H + h - 1``).
+    """
+
+    series: np.ndarray
+    hist: np.ndarray
+    times: np.ndarray
+    exog: pd.DataFrame | None
+
+    def __len__(self) -> int:
+        return self.hist.shape[0]
+
+
+def _times(ctx: Contexts, col, datetime: bool) -> pd.Index:
+    t = ctx.times[:, col] if isinstance(col, int | np.integer) else ctx.times.reshape(-1)
+    return pd.DatetimeIndex(list(t)) if datetime else pd.Index(np.asarray(t, dtype=np.int64))
+
+
+def shift(dist: Predictive, base: np.ndarray) -> Predictive:
+    """The law of ``base + Y`` for ``Y ~ dist`` (a location family: its ``loc`` moves)."""
+    params = dict(dist.params)
+    params["loc"] = params["loc"] + base
+    return Predictive(dist.family, params)
+
+
+def direct_dist(model, spec: FeatureSpec, ctx: Contexts, datetime: bool) -> Predictive:
+    """The exact marginals of every context and step, rows ``c * H + h - 1``."""
+    H, C = spec.horizon, len(ctx)
+    rows = np.repeat(np.arange(C), H)
+    X = window_features(spec, ctx.hist[rows], step=np.tile(np.arange(1, H + 1), C),
+                        times=_times(ctx, None, datetime), series=ctx.series[rows],
+                        exog=ctx.exog)
+    dist = model.predict_dist(X)
+    return shift(dist, ctx.hist[rows, -1]) if spec.difference else dist
+
+
+def _step_rows(ctx: Contexts, h: int, per: int) -> pd.DataFrame | None:
+    if ctx.exog is None:
+        return None
+    H = ctx.times.shape[1]
+    return ctx.exog.iloc[np.repeat(np.arange(len(ctx)) * H + h, per)]
+
+
+def _logmeanexp(a: np.ndarray) -> np.ndarray:
+    top = np.max(a, axis=1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        return (top + np.log(np.mean(np.exp(a - top), axis=1, keepdims=True)))[:, 0]
+
+
+def simulate(model, spec: FeatureSpec, ctx: Contexts, n_paths: int, rng, datetime: bool,
+             truth: np.ndarray | None = None):
+    """Sample paths, shape (C, n_paths, H); with ``truth`` (C, H) also the NLL and PIT of
+    the paths' mixture at every step, each of shape (C, H).
+
+    Every step is one ``predict_dist`` call on all ``C * n_paths`` rows (``C`` rows at the
+    first step, where all paths of a context share their history) and one draw per row.
+    """
+    C, H, P = len(ctx), spec.horizon, int(n_paths)
+    paths = np.empty((C, P, H))
+    nll = pit = None
+    if truth is not None:
+        nll, pit = np.empty((C, H)), np.empty((C, H))
+    buf = ctx.hist
+    pit_rng = np.random.default_rng(0)  # the randomised PIT of counts; leaves rng's draws
+    for h in range(H):
+        per = 1 if h == 0 else P
+        rows = np.repeat(np.arange(C), per)
+        X = window_features(spec, buf, step=1, times=_times(ctx, h, datetime).repeat(per),
+                            series=ctx.series[rows], exog=_step_rows(ctx, h, per))
+        dist = model.predict_dist(X)
+        base = buf[:, -1] if spec.difference else np.zeros(buf.shape[0])  # (C * per,)
+        if h == 0:  # one law per context: P draws of it
+            draw = dist.sample(P, random_state=rng).T + base[:, None]
+        else:  # one law per path: one draw each
+            draw = (dist.sample(1, random_state=rng)[0] + base).reshape(C, P)
+        paths[:, :, h] = draw
+        if truth is not None:
+            y_rel = truth[rows, h] - base
+            lp = dist.log_prob(y_rel).reshape(C, per)
+            nll[:, h] = -_logmeanexp(lp)
+            pit[:, h] = _mixture_pit(dist, y_rel, C, per, pit_rng)
+        if h + 1 < H:
+            if h == 0:
+                buf = np.repeat(buf, P, axis=0)
+            buf = np.concatenate([buf[:, 1:], draw.reshape(-1, 1)], axis=1)
+    return paths, nll, pit
+
+
+def _mixture_pit(dist: Predictive, y: np.ndarray, C: int, per: int, rng) -> np.ndarray:
+    """PIT of the mixture of ``per`` laws per context; randomised for a count family."""
+    upper = dist.cdf(y).reshape(C, per).mean(axis=1)
+    if not dist.family.discrete:
+        return upper
+    lower = dist.cdf(np.ceil(y) - 1.0).reshape(C, per).mean(axis=1)
+    return lower + rng.uniform(size=C) * (upper - lower)
+
+
+def empirical(paths: np.ndarray, family, index=None) -> Predictive:
+    """The marginals of paths (C, P, H) as a Predictive of ``C * H`` rows (context after
+    context) of the :class:`~distboost.families.Empirical` family."""
+    C, P, H = paths.shape
+    draws = paths.transpose(1, 0, 2).reshape(P, C * H)
+    fam = Empirical(P, support=family.support, discrete=family.discrete)
+    return Predictive(fam, Empirical.params_of(draws), index=index)

@@ -1,0 +1,50 @@
+"""``distboost forecast``: quantiles per step, paths in long format, one-line errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from distboost.cli import main
+
+
+@pytest.fixture(scope="module")
+def csv(tmp_path_factory):
+    t = pd.date_range("2024-01-01", periods=100, freq="h")
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"date": np.tile(t, 2), "store": np.repeat(["a", "b"], 100),
+                       "y": np.r_[np.sin(2 * np.pi * t.hour / 24),
+                                  5 + np.cos(2 * np.pi * t.hour / 24)] + rng.normal(0, .2, 200)})
+    path = tmp_path_factory.mktemp("cli") / "data.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+def test_forecast_writes_quantiles_and_paths(csv, tmp_path, capsys):
+    out = tmp_path / "f.csv"
+    args = [str(csv), "--time", "date", "--target", "y", "--id", "store", "--horizon", "6",
+            "--lags", "1,2", "--strategy", "recursive", "--n-estimators", "30",
+            "--learning-rate", "0.2"]
+    assert main(["forecast", *args, "--quantiles", "0.1,0.9", "--out", str(out)]) == 0
+    f = pd.read_csv(out, parse_dates=["date"])
+    assert list(f.columns) == ["store", "date", "step", "mean", "q0.1", "q0.9"]
+    assert list(f["store"]) == ["a"] * 6 + ["b"] * 6 and list(f["step"][:6]) == [1, 2, 3, 4,
+                                                                                 5, 6]
+    assert f["date"].iloc[0] == pd.Timestamp("2024-01-05 04:00")  # the hour after the end
+    assert (f["q0.1"] < f["q0.9"]).all() and (f.loc[6:, "mean"] > 3).all()
+    assert "wrote 12 rows" in capsys.readouterr().out
+    assert main(["forecast", *args, "--paths", "20", "--out", str(out)]) == 0
+    p = pd.read_csv(out)
+    assert list(p.columns) == ["store", "path", "date", "step", "y"] and len(p) == 20 * 12
+
+
+def test_forecast_errors_are_one_line(csv, tmp_path, capsys):
+    out = str(tmp_path / "f.csv")
+    assert main(["forecast", str(csv), "--time", "date", "--target", "y", "--horizon", "3",
+                 "--out", out]) == 2  # two stores without --id: duplicated timestamps
+    err = capsys.readouterr().err
+    assert err.startswith("distboost forecast: error: y has 100 duplicated timestamp(s)")
+    assert main(["forecast", str(csv), "--time", "day", "--target", "y", "--horizon", "3",
+                 "--out", out]) == 2
+    assert "Column(s) ['day'] are not in" in capsys.readouterr().err
