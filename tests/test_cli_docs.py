@@ -158,6 +158,13 @@ def test_fit_keeps_id_and_dropped_columns_out_of_the_features(workdir, capsys):
     assert main(["fit", "data.csv", "--target", "y", "--drop", "nope", "--out", "m.json"]) == 2
     assert ("Column 'nope' (--drop) is not in the data; columns are ['x', 'g', 'y', "
             in capsys.readouterr().err)
+    assert main(["compare", "data.csv", "--target", "y", "--id", "y"]) == 2
+    assert "Column(s) ['y'] are both the target (or --event) and --id/--drop." in (
+        capsys.readouterr().err)
+    assert main(["fit", "gbsg2.csv", "--target", "time", "--event", "event", "--drop", "x",
+                 "pid", "--out", "m.json"]) == 2
+    assert "No feature columns are left after --target, --event, --id and --drop." in (
+        capsys.readouterr().err)
 
 
 def test_cli_reads_a_numeric_column_with_a_token_as_numbers(workdir, capsys):
