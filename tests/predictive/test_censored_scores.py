@@ -63,15 +63,15 @@ def test_scores_without_a_censored_meaning_refuse_bounds_by_name():
 
 def test_a_fitted_censored_model_scores_its_bounds_with_nll_and_score():
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(120, 2))
-    t = 2.0 * rng.weibull(1.5, 120) * np.exp(0.3 * X[:, 0])
-    c = rng.uniform(0, 4, 120)
+    X = rng.normal(size=(60, 2))
+    t = 2.0 * rng.weibull(1.5, 60) * np.exp(0.3 * X[:, 0])
+    c = rng.uniform(0, 4, 60)
     y = db.censored.right(np.minimum(t, c), t <= c)
-    model = db.DistributionalRegressor(family="censored_weibull", n_estimators=5,
+    model = db.DistributionalRegressor(family="censored_weibull", n_estimators=2,
                                        early_stopping=False).fit(X, y)
     d = model.predict_dist(X)
     nll = d.nll(y)
-    assert nll.shape == (120,) and np.isfinite(nll).all()
+    assert nll.shape == (60,) and np.isfinite(nll).all()
     p = d.params
     law = st.weibull_min(c=p["concentration"], scale=p["scale"])
     event = y[:, 0] == y[:, 1]
