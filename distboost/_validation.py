@@ -18,14 +18,17 @@ from sklearn.utils.validation import validate_data
 
 __all__ = ["check_target", "check_X", "check_sample_weight", "check_eval_set",
            "check_consistent_rows", "int_seed", "take_rows", "resolve_columns", "take_columns",
-           "numeric_columns"]
+           "numeric_columns", "numeric_text"]
 
 
 def check_X(estimator, X, *, reset: bool):
     """Validate the feature matrix and record or check its shape and column names.
 
     A pandas DataFrame stays a DataFrame (so that LightGBM sees its categorical columns;
-    string and object columns become ``category`` with the categories seen in ``fit``).
+    string and object columns become ``category`` with the categories seen in ``fit``).  A
+    text column of numbers with at most a few non-numeric tokens ("n/a", "?") is read as
+    numbers, the tokens as NaN, with a ``DataConversionWarning`` naming the column, the
+    tokens and their rows (:func:`numeric_text`); a pandas Categorical always stays one.
     Anything else becomes a 2-D float64 ndarray (float32 stays float32); NaN is allowed
     (trees route missing values), infinite values are not.
 
@@ -54,6 +57,15 @@ def check_X(estimator, X, *, reset: bool):
             dtype = X[col].dtype
             is_cat = isinstance(dtype, pd.CategoricalDtype)
             textual = is_cat or dtype is np.dtype(object) or pd.api.types.is_string_dtype(dtype)
+            if textual and not is_cat and (reset or col not in fitted):
+                # Numbers stored as text (a CSV column with a token such as "n/a" or "?"):
+                # numeric with NaN for the tokens, said in a warning (docs/errors.md).
+                values, message = numeric_text(X[col], col)
+                if message and (reset or values is not None):
+                    warnings.warn(message, DataConversionWarning, stacklevel=4)
+                if values is not None:
+                    X[col] = values
+                    dtype, textual = values.dtype, False
             numeric = pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype)
             all_missing = bool(X[col].isna().all())
             if not reset and col in fitted and numeric:
@@ -95,6 +107,65 @@ def check_X(estimator, X, *, reset: bool):
     # estimator=None keeps check_array's messages free of the estimator's name.
     return validate_data(estimator, X, reset=reset, estimator=None,
                          dtype=(np.float64, np.float32), ensure_all_finite="allow-nan")
+
+
+#: A text column is read as numbers when more than half of its non-missing rows parse as
+#: numbers and the values that do not are at most ``TEXT_TOKENS`` distinct ones: missing-value
+#: tokens such as "n/a", "?" or "missing".
+TEXT_TOKENS = 3
+
+
+def numeric_text(column: pd.Series, col) -> tuple[pd.Series | None, str | None]:
+    """Read a text (object or string dtype) column as numbers when nearly all of it is.
+
+    Parameters
+    ----------
+    column : Series
+        A column of X of object or string dtype (a pandas Categorical is never read here:
+        its dtype says it holds categories).
+    col : hashable
+        The column's name, for the message.
+
+    Returns
+    -------
+    values : Series of float64 or None
+        The numbers, NaN where a row is missing or holds one of the few non-numeric tokens;
+        None when the column is text (categories).
+    message : str or None
+        What was done, naming the column, the tokens and how many rows hold them (for a
+        ``DataConversionWarning``); for a column kept as categories although most of its
+        rows are numbers, why; None for a column of plain categories.
+    """
+    present = column[column.notna()]
+    if present.empty or pd.api.types.infer_dtype(present, skipna=True) == "boolean":
+        return None, None
+    # Parse the distinct values only: a column of a few categories costs a hash, not a parse.
+    unique = pd.Series(pd.unique(present.to_numpy(dtype=object)), dtype=object)
+    bad = unique[pd.to_numeric(unique, errors="coerce").isna().to_numpy()]
+    if len(bad) == len(unique):
+        return None, None
+    n = len(present)
+    is_token = present.isin(bad).to_numpy()
+    n_ok = n - int(is_token.sum())
+    tokens = present[is_token].astype(str).value_counts()
+    shown = ", ".join(f"{t!r}" for t in tokens.index[:5]) + (", ..." if len(tokens) > 5 else "")
+    if len(tokens) <= TEXT_TOKENS and 2 * n_ok > n:
+        rows = f"{n - n_ok} row{'s' * (n - n_ok != 1)}"
+        what = (f"numbers in {n_ok} of {len(column)} rows and the non-numeric value(s) "
+                f"{shown} in {rows}, read as missing (NaN)" if len(tokens) else
+                f"only numbers ({n_ok} of {len(column)} rows; the others missing)")
+        return (pd.to_numeric(column, errors="coerce").astype(np.float64),
+                f"Column {col!r} of X is text holding {what}: it is used as a numeric feature. "
+                "Pass it as a pandas Categorical to use it as categories, or convert it first "
+                "(pd.to_numeric(X[col], errors='coerce')) to silence this warning.")
+    if 2 * n_ok > n:
+        return None, (
+            f"Column {col!r} of X is text with numbers in {n_ok} of {len(column)} rows but "
+            f"{len(tokens)} distinct non-numeric values ({shown}) in {n - n_ok} rows (more "
+            f"than {TEXT_TOKENS}, too many to be missing-value tokens): it is used as "
+            "categories (every number a category of its own). Convert it with "
+            "pd.to_numeric(X[col], errors='coerce') to use it as a numeric feature.")
+    return None, None
 
 
 def _check_numeric_categories(column: pd.Series, col, cats: list, all_missing: bool) -> None:

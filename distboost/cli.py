@@ -197,9 +197,40 @@ def _targets(target: str) -> list[str]:
     return [t.strip() for t in target.split(",") if t.strip()]
 
 
-def _split_target(df: pd.DataFrame, target: str, event: str | None):
+def _not_features(df: pd.DataFrame, id_col: str | None, drop: list[str] | None) -> list[str]:
+    """The columns ``--id`` and ``--drop`` keep out of the features (checked to exist)."""
+    named = ([id_col] if id_col else []) + list(drop or [])
+    for col, flag in [(id_col, "--id")] + [(c, "--drop") for c in drop or []]:
+        if col is not None and col not in df.columns:
+            raise UserError(f"Column {col!r} ({flag}) is not in the data; columns are "
+                            f"{list(df.columns)}.")
+    return named
+
+
+def _feature_types(X: pd.DataFrame) -> pd.DataFrame:
+    """Text columns as categories, except numbers with a few missing-value tokens ("?",
+    "missing"; pandas reads "n/a", "NA", ... as NaN itself), which become numeric with NaN
+    for the tokens; each such decision is printed as a note on stderr."""
+    from ._validation import numeric_text
+
+    for col in X.columns:
+        if X[col].dtype == object or pd.api.types.is_string_dtype(X[col].dtype):
+            values, message = numeric_text(X[col], col)
+            if message:
+                print(f"note: {message}", file=sys.stderr)
+            if values is None and len(X) >= 20 and X[col].nunique() == len(X):
+                print(f"note: column {col!r} has a different value on every row, as an "
+                      "identifier has; keep it out of the features with --id or --drop.",
+                      file=sys.stderr)
+            X[col] = values if values is not None else X[col].astype("category")
+    return X
+
+
+def _split_target(df: pd.DataFrame, target: str, event: str | None,
+                  id_col: str | None = None, drop: list[str] | None = None):
     """Features and target: y of shape (n,), (n, 2) censored bounds with ``--event``, or a
-    DataFrame of the parts for ``--target a,b``."""
+    DataFrame of the parts for ``--target a,b``; the ``--id`` and ``--drop`` columns are
+    never features."""
     from .censored import right
 
     targets = _targets(target)
@@ -208,13 +239,16 @@ def _split_target(df: pd.DataFrame, target: str, event: str | None):
     for col in targets + ([event] if event else []):
         if col not in df.columns:
             raise UserError(f"Column {col!r} is not in the data; columns are {list(df.columns)}.")
-    X = df.drop(columns=targets + ([event] if event else []))
-    for col in X.columns:
-        if X[col].dtype == object or pd.api.types.is_string_dtype(X[col].dtype):
-            X[col] = X[col].astype("category")
+    excluded = _not_features(df, id_col, drop)
+    clash = sorted(set(excluded) & set(targets + ([event] if event else [])))
+    if clash:
+        raise UserError(f"Column(s) {clash} are both the target (or --event) and --id/--drop.")
+    X = _feature_types(df.drop(columns=targets + ([event] if event else []) + excluded))
+    if X.shape[1] == 0:
+        raise UserError("No feature columns are left after --target, --event, --id and --drop.")
     if len(targets) > 1:
         return X, df[targets].astype(float)
-    y = df[targets[0]].to_numpy(dtype=float)
+    y = df[targets[0]].to_numpy(dtype=float, copy=True)  # writable (pandas 3: views are read-only)
     if event:
         y = right(y, df[event].to_numpy())
     return X, y
@@ -225,7 +259,7 @@ def fit(args) -> int:
     from .estimators import DistributionalRegressor
     from .selection import compare_families
 
-    X, y = _split_target(_read_csv(args.data), args.target, args.event)
+    X, y = _split_target(_read_csv(args.data), args.target, args.event, args.id, args.drop)
     vector = np.ndim(y) == 2 and args.event is None
     family = args.family or ("multivariate_normal" if vector else "normal")
     if family == "auto":
@@ -303,7 +337,7 @@ def compare(args) -> int:
     """Cross-validated comparison of families on a CSV file."""
     from .selection import compare_families
 
-    X, y = _split_target(_read_csv(args.data), args.target, args.event)
+    X, y = _split_target(_read_csv(args.data), args.target, args.event, args.id, args.drop)
     families = None
     if args.families:
         families = [f.strip() for f in args.families.split(",") if f.strip()]
@@ -413,6 +447,14 @@ def _progress_flag(p) -> None:
                    help="no progress bars (on by default, on stderr)")
 
 
+def _feature_flags(p) -> None:
+    p.add_argument("--id", default=None,
+                   help="a row-identifier column: never a feature (give it to predict --id "
+                        "to copy it to the predictions)")
+    p.add_argument("--drop", nargs="+", default=None, metavar="COL",
+                   help="columns that are not features (e.g. --drop date notes)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="distboost", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -433,6 +475,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="model file to write")
     p.add_argument("--verbose", type=int, default=0,
                    help="print the losses every N rounds and why boosting stopped")
+    _feature_flags(p)
     _progress_flag(p)
     p.set_defaults(func=fit)
     p = sub.add_parser("predict", help="predict from a saved model")
@@ -446,6 +489,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--id", default=None,
                    help="a column of the data copied to the predictions (row identifiers)")
     p.add_argument("--out", default=None, help="CSV file to write (default: stdout)")
+    _progress_flag(p)  # accepted for uniformity: predict draws no bar
     p.set_defaults(func=predict)
     p = sub.add_parser("compare", help="compare families by cross-validation")
     p.add_argument("data")
@@ -460,6 +504,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="CSV file for the whole table, reasons in full")
     p.add_argument("--n-jobs", type=int, default=None, dest="n_jobs",
                    help="fit folds on this many processes (-1: every core)")
+    _feature_flags(p)
     _progress_flag(p)
     p.set_defaults(func=compare)
     add_forecast_parser(sub, UserError)

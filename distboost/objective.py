@@ -260,16 +260,43 @@ def slope_mask(family) -> np.ndarray:
     return mask
 
 
-def why_so_small(y) -> str:
-    """Why a marginal MLE lands below a floor: a constant target, or a point mass."""
+def why_so_small(y, family=None) -> str:
+    """Why a marginal MLE lands below a floor: a constant target, or a point mass, with advice
+    that fits ``family`` (a zero-adjusted family's own atom is not the cause; a point mass
+    at 0 under a density suggests a zero-adjusted family, elsewhere a count family when ``y``
+    holds integers)."""
     v = np.asarray(y, dtype=np.float64).ravel()
     v = v[np.isfinite(v)]
     if v.size == 0 or np.ptp(v) <= 1e-12 * np.max(np.abs(v)):
         return "The target is constant or nearly so"
-    values, counts = np.unique(v, return_counts=True)
+    atom = getattr(family, "point_mass", None)
+    rest = v[v != atom] if atom is not None and (v != atom).any() else v
+    values, counts = np.unique(rest, return_counts=True)
     j = int(np.argmax(counts))
-    return (f"y has a point mass: {counts[j]} of {v.size} values equal {values[j]:.6g}, "
-            "which a density cannot hold (consider a zero-adjusted or discrete family)")
+    what = f"y has a point mass: {counts[j]} of {v.size} values equal {values[j]:.6g}"
+    if family is not None and family.discrete:
+        return what
+    if values[j] == 0 and atom is None:
+        advice = "consider a zero-adjusted family such as zero_adjusted_gamma, or a count family"
+    elif np.all(v == np.floor(v)):
+        advice = "y holds only integers: consider a count family"
+    else:
+        return f"{what}, which a density cannot hold"
+    return f"{what}, which a density cannot hold ({advice})"
+
+
+def floor_reason(family, param: str, y) -> str:
+    """Why the marginal ``param`` of ``family`` lands below its floor, in the family's terms:
+    the ``gate`` of a zero-inflated family when ``y`` has no more zeros than its count part
+    predicts (no inflation to fit), else :func:`why_so_small`."""
+    base = getattr(family, "base", None)
+    if param == "gate" and getattr(family, "inflated", False) and base is not None:
+        v = np.asarray(y, dtype=np.float64).ravel()
+        zeros = int((v == 0).sum())
+        return (f"y has {zeros} zeros in {v.size} rows, no more than family {base.name!r} "
+                "predicts by itself, so there is no zero inflation to fit (family "
+                f"{base.name!r} fits such data without the gate)")
+    return why_so_small(y, family)
 
 
 def floored_start(family, init_params, y, what: str | None = None):
@@ -284,7 +311,7 @@ def floored_start(family, init_params, y, what: str | None = None):
         The target the floors are relative to (``Family.param_floors``).
     what : str, optional
         Start of the warning, saying why a parameter is so small (default: what ``y``
-        shows, see :func:`why_so_small`).
+        shows for this family, see :func:`floor_reason`).
 
     Returns
     -------
@@ -295,11 +322,9 @@ def floored_start(family, init_params, y, what: str | None = None):
     init_params = dict(init_params)
     floors = family.param_floors(y)
     floored = [p for p, v in floors.items() if init_params[p] < v]
-    if floored and what is None:
-        what = why_so_small(y)
     for p in floored:
         warnings.warn(
-            f"{what}: the marginal {p!r} of family "
+            f"{what or floor_reason(family, p, y)}: the marginal {p!r} of family "
             f"{family.name!r} is {init_params[p]:.3g}, floored at {floors[p]:.3g} "
             "(see Family.param_floors) so that the likelihood stays finite.",
             UserWarning, stacklevel=4,

@@ -39,6 +39,11 @@ def MV():
                                      scale_tril=np.eye(2)[None].repeat(6, 0))
 
 
+def CW():
+    """A censored Weibull Predictive of 6 rows (the censored scores' cases)."""
+    return db.Predictive.from_params("censored_weibull", scale=Y, concentration=1.5)
+
+
 def fitted_df():
     return R(n_estimators=3).fit(pd.DataFrame(X, columns=["a", "b"]), Y)
 
@@ -179,6 +184,15 @@ CASES = {
         r"crps needs exact observations, y of shape \(6,\); got shape \(6, 2\), the \(lower, "
         r"upper\) bounds of a censored target\. Score censored targets with "
         r"db\.metrics\.censored_nll, db\.metrics\.survival_crps"),
+    "censored nll of NaN bounds": (
+        lambda: CW().nll(np.where([[0, 0]] * 5 + [[0, 1]], np.nan,
+                                  db.censored.right(Y, [1, 0] * 3))),
+        ValueError, r"Censored target has 1 of 6 rows with NaN bounds"),
+    "band plot of censored bounds": (
+        lambda: db.plot.intervals(CW(), y=db.censored.right(Y, [1, 0] * 3)), ValueError,
+        r"plot\.intervals draws exact observations, y of shape \(6,\); got shape \(6, 2\), the "
+        r"\(lower, upper\) bounds of a censored target\. Draw survival data with "
+        r"db\.plot\.survival_curves or db\.plot\.d_calibration, or pass the observed times"),
     "scorer: estimator without predict_dist": (
         lambda: db.metrics.get_scorer("crps")(LinearRegression().fit(X, Y), X, Y), ValueError,
         r"LinearRegression has no predict_dist: distribution scorers need a distboost "

@@ -185,10 +185,11 @@ OPTIONS: dict[str, Option] = {
         "Print the training and validation loss every ``verbose`` rounds, and at the end "
         "the line \"stopped at round k, best round j, because ...\"."),
     "progress": Option(
-        False, ["boolean"], "bool",
+        False, ["boolean", None], "bool or None",
         "Show a progress bar over the boosting rounds of ``fit`` (``tqdm.auto``: a widget "
-        "in a notebook, a text bar on stderr), one per cross-validation fold on small "
-        "data."),
+        "in a notebook, which needs ``ipywidgets``, a text bar on stderr), one per "
+        "cross-validation fold on small data.  None is \"auto\": a bar in a Jupyter "
+        "notebook or on a terminal, none in logs and CI."),
 }
 
 

@@ -11,7 +11,22 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-__all__ = ["round_bar", "stop_line", "task_bar"]
+__all__ = ["round_bar", "show_progress", "stop_line", "task_bar"]
+
+
+def show_progress(progress: bool | None) -> bool:
+    """Whether to draw bars: ``progress`` itself, or for None ("auto") a bar in a Jupyter
+    notebook (an IPython kernel; the widget needs ``ipywidgets``: ``pip install
+    'distboost[notebook]'``) or on a terminal (stderr a tty), none elsewhere (logs, CI)."""
+    if progress is not None:
+        return bool(progress)
+    import sys
+
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is not None and type(shell).__name__ == "ZMQInteractiveShell":
+        return True
+    return bool(getattr(sys.stderr, "isatty", lambda: False)())
 
 
 @contextmanager
@@ -21,8 +36,9 @@ def round_bar(enabled: bool, total: int, desc: str, leave: bool = True
 
     Parameters
     ----------
-    enabled : bool
-        False yields None (no callback: the engine's fastest path).
+    enabled : bool or None
+        False yields None (no callback: the engine's fastest path); None is "auto"
+        (:func:`show_progress`).
     total : int
         The cap on rounds (``n_estimators``); early stopping closes the bar short of it.
     desc : str
@@ -35,7 +51,7 @@ def round_bar(enabled: bool, total: int, desc: str, leave: bool = True
     callable or None
         ``callback(round, raw) -> None`` advancing the bar to ``round``.
     """
-    if not enabled:
+    if not show_progress(enabled):
         yield None
         return
     from tqdm.auto import tqdm
@@ -52,8 +68,9 @@ def round_bar(enabled: bool, total: int, desc: str, leave: bool = True
 
 
 def task_bar(enabled: bool, total: int, desc: str):
-    """A bar over ``total`` tasks (families x folds of ``compare_families``), or None."""
-    if not enabled:
+    """A bar over ``total`` tasks (families x folds of ``compare_families``), or None
+    (``enabled`` False, or None and no notebook nor terminal: :func:`show_progress`)."""
+    if not show_progress(enabled):
         return None
     from tqdm.auto import tqdm
 

@@ -56,7 +56,8 @@ def forecast(args, error) -> int:
                     strategy="recursive" if args.paths else args.strategy, freq=args.freq,
                     fill=args.fill, id_col=args.id or "id", time_col=args.time,
                     target_col=args.target, n_paths=args.paths or 1000, random_state=0,
-                    n_estimators=args.n_estimators, learning_rate=args.learning_rate)
+                    n_estimators=args.n_estimators, learning_rate=args.learning_rate,
+                    progress=args.progress)
     try:
         # with --paths, the recursive marginals are the paths themselves (same seed)
         dist = fc.fit(df[cols]).predict_dist()
@@ -117,4 +118,6 @@ def add_parser(sub, error) -> None:
     p.add_argument("--paths", type=int, default=0,
                    help="write N sample paths in long format instead of quantiles")
     p.add_argument("--out", required=True, help="CSV file to write")
+    p.add_argument("--no-progress", dest="progress", action="store_false",
+                   help="no progress bars (on by default, on stderr)")
     p.set_defaults(func=lambda args: forecast(args, error))

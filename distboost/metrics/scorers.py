@@ -48,8 +48,14 @@ _PATTERNS = {
 }
 
 
+#: Scorers that negate a loss: ``neg_<name>`` is accepted too, scikit-learn's spelling.
+_LOSSES = re.compile(r"(crps|nll|calibration_error|censored_nll|survival_crps|energy_score"
+                     r"|variogram_score|interval_score_\d{1,2}|pinball_\d{1,2})")
+
+
 def available_scorers() -> list[str]:
-    """Names :func:`get_scorer` accepts (``<pattern>_<percent>`` for any percent 1..99)."""
+    """Names :func:`get_scorer` accepts (``<pattern>_<percent>`` for any percent 1..99; a loss
+    also as ``neg_<name>``, e.g. ``neg_crps``)."""
     return sorted(_FIXED) + [f"{p}_<percent>" for p in sorted(_PATTERNS)]
 
 
@@ -137,13 +143,19 @@ def get_scorer(name: str) -> _DistScorer:
     and ``nll`` for multivariate targets ``y`` of shape (n, d).
 
     The scorer works on a distboost estimator, a Pipeline ending in one and a fitted search
-    over one (see :func:`predict_dist`).
+    over one (see :func:`predict_dist`).  A loss's scorer also answers to scikit-learn's
+    spelling ``neg_<name>`` (``neg_crps``, ``neg_nll``, ``neg_interval_score_90``, ...): the
+    same scorer.  Pass the scorer object as ``scoring=`` (or a dict of them): scikit-learn
+    has no public way to register new names, so ``scoring="neg_crps"`` as a string is
+    refused by scikit-learn itself.
 
     Raises
     ------
     ValueError
         For an unknown name; the message lists the known ones.
     """
+    if str(name).startswith("neg_") and _LOSSES.fullmatch(str(name)[4:]):
+        return _DistScorer(name, get_scorer(str(name)[4:]).fn)
     if name in _FIXED:
         return _DistScorer(name, _FIXED[name])
     m = re.fullmatch(r"([a-z_]+)_(\d{1,2})", str(name))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..predictive import SURVIVAL_SCORES, exact_observations  # noqa: F401 (re-export)
+from ..predictive import SURVIVAL_SCORES, bounds_of, exact_observations  # noqa: F401
 
 __all__ = [
     "crps", "nll", "pit", "pit_cdf", "coverage", "interval_score", "pinball", "calibration_error",
@@ -70,6 +70,7 @@ def crps(dist, y, method: str = "auto") -> np.ndarray:
     ----------
     dist : Predictive
     y : array_like of shape (n,)
+        Exact observations (censored bounds: :func:`survival_crps`).
     method : {"auto", "closed", "numerical"}
         "auto" uses the family's closed form when it has one (``family.closed_form_crps``;
         Student's t with ``df <= 1`` has an infinite CRPS), else the numerical path.
@@ -82,7 +83,10 @@ def nll(dist, y) -> np.ndarray:
 
     For a multivariate Predictive (``family.multivariate``, e.g. ``multivariate_normal``,
     ``dirichlet``) ``y`` has shape (n, d), one observed vector per row, and the score is
-    the negative joint log density."""
+    the negative joint log density.  For a censored family's Predictive, ``y`` may be the
+    (n, 2) bounds of :mod:`distboost.censored` (the censored NLL, as :func:`censored_nll`)."""
+    if bounds_of(dist.family, len(dist), y) is not None:
+        return dist.nll(y)
     if getattr(dist.family, "multivariate", False):
         return -dist.log_prob(multivariate_observations(
             len(dist), dist.dim, y, "nll", getattr(dist.family, "target_names", None)))

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.stats as st
-import torch
 
+from ..predictive import censored_log_likelihood
 from .numerical import crps_interval_numerical
 
 __all__ = ["censored_nll", "survival_crps", "concordance_index", "d_calibration"]
@@ -32,15 +32,11 @@ def _bounds(dist, y) -> np.ndarray:
 
 
 def censored_nll(dist, y) -> np.ndarray:
-    """Censored negative log-likelihood per row, shape (n,)."""
-    from ..families.censored import Censored
-
+    """Censored negative log-likelihood per row, shape (n,) (``-log f(y)`` for exact rows,
+    ``-log(F(u) - F(l))`` otherwise; for a censored family's Predictive also
+    ``dist.nll(y)``).  ``dist`` may hold the latent family (e.g. ``weibull``)."""
     y = _bounds(dist, y)
-    family = dist.family if isinstance(dist.family, Censored) else Censored(dist.family)
-    params = {k: torch.from_numpy(np.array(v)) for k, v in dist.params.items()}
-    raw = torch.as_tensor(family.raw_from_params(params))
-    with torch.no_grad():
-        return family.nll(raw, torch.from_numpy(y.copy())).numpy()
+    return -censored_log_likelihood(dist.family, dist.params, y)
 
 
 def survival_crps(dist, y) -> np.ndarray:

@@ -32,6 +32,37 @@ def _name(values, default: str) -> str:
     return str(name) if name is not None else default
 
 
+#: The x-axis label of rows drawn in the order of their predicted medians.
+BY_MEDIAN = "rows, sorted by predicted median"
+
+
+def _observed(y, n: int, plot: str) -> np.ndarray:
+    """``y`` as floats of shape (n,): one observation per distribution, drawn as points.
+
+    (n, 2) bounds of a censored target are refused by name: a band plot has no place for an
+    interval observation."""
+    obs = np.asarray(y, dtype=float)
+    if obs.shape == (n, 2):
+        raise ValueError(
+            f"plot.{plot} draws exact observations, y of shape ({n},); got shape ({n}, 2), the "
+            "(lower, upper) bounds of a censored target. Draw survival data with "
+            "db.plot.survival_curves or db.plot.d_calibration, or pass the observed times "
+            "y[:, 0].")
+    if obs.shape != (n,):
+        raise ValueError(f"y has shape {obs.shape}; expected ({n},), one observation per "
+                         "distribution.")
+    return obs
+
+
+def _positions(dist, x) -> np.ndarray:
+    """``x`` as an array of shape (n,), one position per distribution (else a ValueError)."""
+    xs = np.asarray(x)
+    if xs.shape != (len(dist),):
+        raise ValueError(f"x has shape {xs.shape}; expected ({len(dist)},), one position per "
+                         "distribution.")
+    return xs
+
+
 def intervals(dist, x=None, y=None, levels=(0.5, 0.9), ax=None, color="C0", fan=False):
     """Bands of central intervals against a feature (or the row index) with the median.
 
@@ -39,10 +70,14 @@ def intervals(dist, x=None, y=None, levels=(0.5, 0.9), ax=None, color="C0", fan=
     ----------
     dist : Predictive of length n
     x : array_like or Series of shape (n,), optional
-        Positions (a feature, or time for a fan chart); the row index when None.  Rows are
-        drawn sorted by ``x``; a Series' name labels the x axis.
+        Positions (a feature, or time for a fan chart); rows are drawn sorted by ``x``, and a
+        Series' name labels the x axis.  When None the rows are drawn sorted by their
+        predicted median (their rank on the x axis), so that a shuffled test set gives
+        smooth bands rather than a zig-zag.
     y : array_like or Series of shape (n,), optional
-        Observations, drawn as points; a Series' name labels the y axis.
+        Observations, drawn as points (in the same order); a Series' name labels the y
+        axis.  Censored ``(n, 2)`` bounds are refused (a ValueError naming the survival
+        plots).
     levels : sequence of float
         Interval levels; wider bands are lighter.
     fan : bool
@@ -54,11 +89,15 @@ def intervals(dist, x=None, y=None, levels=(0.5, 0.9), ax=None, color="C0", fan=
     """
     ax = axes(ax)
     n = len(dist)
-    xlabel = _name(x, "x") if x is not None else "row"
+    xlabel = _name(x, "x") if x is not None else BY_MEDIAN
     ylabel = _name(y, "y")
-    x = np.arange(n) if x is None else np.asarray(x)
-    order = np.argsort(x, kind="stable")
-    xs = x[order]
+    obs = None if y is None else _observed(y, n, "intervals")
+    if x is None:
+        order, xs = np.argsort(dist.median, kind="stable"), np.arange(n)
+    else:
+        x = _positions(dist, x)
+        order = np.argsort(x, kind="stable")
+        xs = x[order]
     if fan:
         levels = tuple(np.round(np.arange(0.1, 0.95, 0.1), 2))
     for i, level in enumerate(sorted(levels, reverse=True)):
@@ -70,7 +109,7 @@ def intervals(dist, x=None, y=None, levels=(0.5, 0.9), ax=None, color="C0", fan=
         ax.fill_between(xs, lo, hi, color=color, alpha=alpha, lw=0, label=label)
     ax.plot(xs, dist.median[order], color=color, lw=1.5, label="median")
     if y is not None:
-        ax.scatter(xs, np.asarray(y, dtype=float)[order], s=8, color="k", alpha=0.6,
+        ax.scatter(xs, obs[order], s=8, color="k", alpha=0.6,
                    label="observed", zorder=3)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -92,11 +131,14 @@ def fan(dist, x=None, y=None, levels=None, ax=None, color="C0", *, history=None,
     ----------
     dist : Predictive of length n, or sample paths (n_paths, n) / (n_paths, n_series, n)
     x : array_like, Index or Series of shape (n,), optional
-        The ordered positions (dates, times, ...); default the Predictive's ``index`` (the
-        index of the DataFrame it was predicted from), else ``0..n-1``.  Drawn in the given
-        order, not sorted: the bands follow the index as a time series does.
+        The positions (dates, times, ...); rows are drawn sorted by ``x`` (a time series in
+        time order draws as given).  Default: the Predictive's ``index`` (the index of the
+        DataFrame it was predicted from) when it is dates or increasing; otherwise (no index,
+        or a shuffled one such as a test set's) the rows are drawn sorted by their predicted
+        median, their rank on the x axis, so that the bands do not zig-zag.
     y : array_like or Series of shape (n,), optional
-        Observations, drawn as a line with points.
+        Observations, drawn as a line with points (in the same order).  Censored ``(n, 2)``
+        bounds are refused (a ValueError naming the survival plots).
     levels : sequence of float, optional
         Central interval levels; the widest band is the lightest (default 10 %, 20 %, ...,
         90 %; for a forecast 50 %, 80 %, 95 %).
@@ -119,13 +161,20 @@ def fan(dist, x=None, y=None, levels=None, ax=None, color="C0", *, history=None,
     if levels is None:
         levels = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
     ax = axes(ax)
+    n = len(dist)
+    obs = None if y is None else _observed(y, n, "fan")
+    index = dist.index
+    if x is None and index is not None and (index.is_monotonic_increasing
+                                            or np.asarray(index).dtype.kind in "mM"):
+        x = index
     if x is None:
-        x = dist.index if dist.index is not None else np.arange(len(dist))
-    xlabel = _name(x, "index")
-    xs = np.asarray(x)
-    if xs.shape != (len(dist),):
-        raise ValueError(f"x has shape {xs.shape}; expected ({len(dist)},), one position per "
-                         "distribution.")
+        xlabel, order, xs = BY_MEDIAN, np.argsort(dist.median, kind="stable"), np.arange(n)
+    else:
+        xlabel = _name(x, "index")
+        xs = _positions(dist, x)
+        order = np.argsort(xs, kind="stable")
+        xs = xs[order]
+    dist = dist[order]
     levels = sorted(float(v) for v in levels)
     for i, level in enumerate(reversed(levels)):
         lo, hi = dist.interval(level).T
@@ -135,7 +184,7 @@ def fan(dist, x=None, y=None, levels=None, ax=None, color="C0", *, history=None,
                         else None)
     ax.plot(xs, dist.median, color=color, lw=1.5, label="median")
     if y is not None:
-        ax.plot(xs, np.asarray(y, dtype=float), "o-", color="k", ms=2.5, lw=0.8,
+        ax.plot(xs, obs[order], "o-", color="k", ms=2.5, lw=0.8,
                 label=_name(y, "observed"), zorder=3)
     if xs.dtype.kind == "M":  # dates: concise tick labels that do not overlap
         import matplotlib.dates as mdates

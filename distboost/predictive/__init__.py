@@ -5,11 +5,13 @@ intervals, samples and the per-row scores of any scalar family;
 :class:`MultivariatePredictive` (:mod:`~distboost.predictive.multivariate`, returned by
 ``Predictive(family, ...)`` for a vector family) the joint density, covariance and exact margins
 of vector targets; :mod:`~distboost.predictive.numerical_crps` the numerical CRPS of a family
-without a closed form.
+without a closed form; :mod:`~distboost.predictive.censored_scores` the scores of censored
+``(n, 2)`` bounds.
 """
 
 from .batch import SURVIVAL_SCORES, Predictive, exact_observations, quantile_columns
+from .censored_scores import bounds_of, censored_log_likelihood
 from .multivariate import MultivariatePredictive
 
 __all__ = ["Predictive", "MultivariatePredictive", "SURVIVAL_SCORES", "exact_observations",
-           "quantile_columns"]
+           "quantile_columns", "bounds_of", "censored_log_likelihood"]

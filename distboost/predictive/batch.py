@@ -25,6 +25,7 @@ import torch
 
 from .. import families as _families
 from ..families.base import Family
+from .censored_scores import bounds_of, censored_log_likelihood
 from .numerical_crps import crps_of
 
 __all__ = ["Predictive", "quantile_columns"]
@@ -358,7 +359,16 @@ class Predictive:
 
     def log_prob(self, y) -> np.ndarray:
         """Log density (continuous families) or log mass (count families), same shapes as
-        :meth:`cdf`; ``-inf`` outside the support and at non-integer counts."""
+        :meth:`cdf`; ``-inf`` outside the support and at non-integer counts.
+
+        For a censored family (``censored_<name>``) ``y`` of shape (n, 2) holds the bounds
+        ``[lower, upper]`` of :mod:`distboost.censored`, scored by their log-likelihood,
+        shape (n,): ``log f(y)`` for an exact row, ``log(F(upper) - F(lower))`` otherwise
+        (:func:`~distboost.predictive.censored_scores.censored_log_likelihood`).
+        """
+        bounds = bounds_of(self.family, len(self), y)
+        if bounds is not None:
+            return censored_log_likelihood(self.family, self._params, bounds)
         v, tr = self._values(y)
         safe, _, _, inside = self._locate(v, floor=False)
         with torch.no_grad():
@@ -549,7 +559,9 @@ class Predictive:
 
     # ------------------------------------------------------------------ scores
     def nll(self, y) -> np.ndarray:
-        """Negative log-likelihood ``-log_prob(y)`` per observation, shape (n,) (or (n, m))."""
+        """Negative log-likelihood ``-log_prob(y)`` per observation, shape (n,) (or (n, m));
+        for a censored family and (n, 2) bounds the censored NLL, shape (n,) (as
+        :func:`distboost.metrics.censored_nll`; see :meth:`log_prob`)."""
         return -self.log_prob(y)
 
     def crps(self, y, method: str = "auto") -> np.ndarray:
@@ -562,7 +574,9 @@ class Predictive:
         Parameters
         ----------
         y : float or array_like of shape (n,)
-            Exact observations.
+            Exact observations.  Censored (n, 2) bounds are refused with a ValueError
+            naming :func:`distboost.metrics.survival_crps` (a different score, not proper
+            under censoring: Rindt et al. 2022, AISTATS).
         method : {"auto", "closed", "numerical"}
             "closed" raises a ValueError for a family without a closed form.
         """

@@ -182,7 +182,7 @@ def _spread(y: np.ndarray, censored: bool) -> float:
 
 
 def compare_families(X, y, families=None, cv=5, metrics=None,
-                     random_state=0, progress: bool = False, n_jobs: int | None = None,
+                     random_state=0, progress: bool | None = False, n_jobs: int | None = None,
                      multivariate: bool | None = None, **estimator_params) -> pd.DataFrame:
     """Cross-validate a boosted model of each family on the same folds, like with like.
 
@@ -208,8 +208,10 @@ def compare_families(X, y, families=None, cv=5, metrics=None,
         ``("nll", "crps", "coverage_90")``, ``("nll", "energy_score")`` for a vector ``y``.
         ``crps`` (``energy_score``) is added when the ranking needs it (see Returns).
     random_state : int
-    progress : bool, default=False
-        Show a progress bar over the fits (families x folds; ``tqdm.auto``).
+    progress : bool or None, default=False
+        Show a progress bar over the fits (families x folds; ``tqdm.auto``: a widget in a
+        notebook, which needs ``ipywidgets``, a text bar on stderr).  None is "auto": a bar
+        in a Jupyter notebook or on a terminal, none in logs and CI.
     n_jobs : int, optional
         Fit the families' folds in parallel on ``n_jobs`` processes (joblib; -1: every
         core), each model with one LightGBM thread (``n_jobs=1`` unless given in

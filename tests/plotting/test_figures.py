@@ -156,7 +156,7 @@ def test_axis_labels_come_from_the_data_and_every_plot_has_a_title(normal):
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("age", "income") and ax.get_title()
     ax = db.plot.intervals(d, x, y)  # arrays: generic names, not the row index
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("x", "y")
-    assert db.plot.intervals(d).get_xlabel() == "row"
+    assert db.plot.intervals(d).get_xlabel() == "rows, sorted by predicted median"
     for ax in [db.plot.pit_histogram(d, y), db.plot.calibration(d, y),
                db.plot.density(d, 0, y), db.plot.fan(d)]:
         assert ax.get_title() and ax.get_xlabel() and ax.get_ylabel()
@@ -227,3 +227,30 @@ def test_d_calibration_histogram(weibull_survival):
     assert abs(sum(heights) - 1.0) < 1e-12
     assert f"p = {res['pvalue']:.3g}" in ax.get_title()
     np.testing.assert_allclose(ax.lines[0].get_ydata(), [0.2, 0.2])
+
+
+def test_bands_of_a_shuffled_test_set_are_drawn_in_order_not_as_a_zig_zag(normal):
+    d, y, x = normal  # rows in random order, as a shuffled test set
+    shuffled = pd.Index(np.random.default_rng(3).permutation(200))
+    d = db.Predictive("normal", d.params, index=shuffled)
+    by_median = np.argsort(d.median, kind="stable")
+    bands = db.plot.intervals(d, y=y)
+    fan = db.plot.fan(d, y=y)
+    for ax in (bands, fan):
+        assert np.all(np.diff(ax.lines[0].get_ydata()) >= 0)  # sorted by the predicted median
+        assert ax.get_xlabel() == "rows, sorted by predicted median"
+    np.testing.assert_allclose(bands.collections[-1].get_offsets()[:, 1], y[by_median])
+    np.testing.assert_allclose(fan.lines[1].get_ydata(), y[by_median])
+    # Positions given in any order are drawn sorted by them, observations alongside.
+    ax = db.plot.fan(d, x=x, y=y)
+    np.testing.assert_allclose(ax.lines[0].get_xdata(), np.sort(x))
+    np.testing.assert_allclose(ax.lines[1].get_ydata(), y[np.argsort(x, kind="stable")])
+
+
+def test_band_plots_refuse_censored_bounds_by_name():
+    d = db.Predictive.from_params("censored_weibull", scale=np.ones(5),
+                                  concentration=np.ones(5))
+    y = db.censored.right(np.arange(1.0, 6.0), [1, 0, 1, 0, 1])
+    for plot in (db.plot.intervals, db.plot.fan):
+        with pytest.raises(ValueError, match=r"survival_curves or db\.plot\.d_calibration"):
+            plot(d, y=y)
