@@ -184,6 +184,11 @@ class LightGBMModel:
         return np.reshape(out, (X.shape[0], self.k))
 
     def to_text(self, num_iteration: int) -> str:
+        """The first ``num_iteration`` rounds as LightGBM text; none of the trees for
+        ``num_iteration <= 0`` (LightGBM would save every round)."""
+        if num_iteration <= 0:
+            return self.booster.model_to_string(
+                num_iteration=1, start_iteration=self.booster.current_iteration())
         return self.booster.model_to_string(num_iteration=num_iteration)
 
     @classmethod
@@ -201,7 +206,13 @@ class LightGBMModel:
 
     def feature_importances(self, num_iteration: int,
                             importance_type: str = "gain") -> np.ndarray:
+        """Gain or split count per output and feature over the first ``num_iteration``
+        rounds, shape (K, p): zeros for ``num_iteration <= 0`` (LightGBM's ``dump_model``
+        and ``feature_importance`` read 0 as *every* round, which would describe trees
+        that early stopping discarded)."""
         check_importance_type(importance_type)
+        if num_iteration <= 0:
+            return np.zeros((self.k, self.booster.num_feature()))
         dump = self.booster.dump_model(num_iteration=num_iteration)
         p = len(dump["feature_names"])
         out = np.zeros((self.k, p))

@@ -22,6 +22,7 @@ Fitted attributes are set together, once a fit has succeeded.
 
 from __future__ import annotations
 
+import warnings
 from abc import ABCMeta, abstractmethod
 
 import numpy as np
@@ -44,7 +45,7 @@ from .calibration import apply_shift
 from .linear_start import LinearStart
 from .options import OptionsMixin
 from .progress import stop_line
-from .rounds import CV_FOLDS, validation_mode
+from .rounds import CV_FOLDS, constant_model_message, validation_mode
 from .runs import FitRuns, Run
 from .tree_options import resolve_tree_options
 
@@ -204,6 +205,12 @@ feature_names_in_ : ndarray of str
             if self.calibrate and val[0] is not None:
                 run.shift = self._calibrate(run, val, fitted)
         self._set_fitted(family, run, mode, fitted)
+        if (mode in ("cv", "holdout", "eval_set") and run.ensemble.best_iteration_ == 0
+                and run.linear is None
+                and run.ensemble.stopped_reason not in ("no_descent", "non_finite_loss")):
+            warnings.warn(f"{self._describe(family)}: "
+                          + constant_model_message(mode, n, self.linear_start, CV_FOLDS),
+                          UserWarning, stacklevel=2)
         if self.verbose:
             print(stop_line(mode, run.ensemble.stopped_reason, self.n_iter_,
                             self.best_iteration_, self.n_estimators, self.n_iter_no_change,
