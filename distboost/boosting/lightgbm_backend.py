@@ -19,14 +19,9 @@ import lightgbm as lgb
 import numpy as np
 
 from .backend import check_importance_type
+from .threads import SINGLE_THREAD_ROWS, num_threads
 
-__all__ = ["LightGBMBackend", "LightGBMModel"]
-
-
-#: Below this many rows LightGBM runs on one thread unless ``n_jobs`` says otherwise: its
-#: OpenMP threads cost more than they save on small data, and spin-waiting threads slow
-#: everything down many-fold when other processes share the cores.
-SINGLE_THREAD_ROWS = 10_000
+__all__ = ["LightGBMBackend", "LightGBMModel", "SINGLE_THREAD_ROWS"]
 
 
 def _lgb_params(params, k: int, n: int) -> dict:
@@ -58,10 +53,9 @@ def _lgb_params(params, k: int, n: int) -> dict:
     out["extra_trees"] = bool(getattr(params, "extra_trees", False))
     out["path_smooth"] = getattr(params, "path_smooth", 0.0)
     out["max_cat_to_onehot"] = getattr(params, "max_cat_to_onehot", 4)
-    if params.n_jobs is not None:
-        out["num_threads"] = int(params.n_jobs)
-    elif n < SINGLE_THREAD_ROWS:
-        out["num_threads"] = 1
+    threads = num_threads(params.n_jobs, n)
+    if threads is not None:
+        out["num_threads"] = threads
     if k > 1:
         out["num_class"] = k
     return out
@@ -85,6 +79,9 @@ class LightGBMBackend:
         self._last = None  # the (grad, hess) of the last round, for retry()
         dataset_params = {"max_bin": params.max_bin, "verbosity": -1,
                           "feature_pre_filter": False}
+        threads = num_threads(params.n_jobs, self.n)
+        if threads is not None:
+            dataset_params["num_threads"] = threads
         self.train = lgb.Dataset(
             X, label=np.zeros(self.n, dtype=np.float32), init_score=_init_score(init_raw, self.n),
             params=dataset_params, categorical_feature="auto", free_raw_data=True,

@@ -38,6 +38,7 @@ from .._validation import (
     check_X,
     int_seed,
 )
+from ..boosting import fit_threads
 from ..boosting.engine import FittedEnsemble
 from ..objective import FamilyObjective, dispersion_columns
 from ..predictive import Predictive, quantile_columns
@@ -189,6 +190,13 @@ feature_names_in_ : ndarray of str
         n = check_consistent_rows(X=X, y=y)
         sample_weight = check_sample_weight(sample_weight, n)
         eval_set, eval_weight = check_eval_set(eval_set, eval_sample_weight)
+        # One torch thread on small data (n_jobs=None): see distboost.boosting.threads.
+        with fit_threads(self.n_jobs, n):
+            return self._fit_checked(family, X, y, n, sample_weight, eval_set, eval_weight,
+                                     fitted)
+
+    def _fit_checked(self, family, X, y, n, sample_weight, eval_set, eval_weight, fitted):
+        """The fit on validated inputs (see :meth:`fit`)."""
         fitted.update(self._prepare_features(X))
         fitted["_tree_options_"] = self._resolve_tree_options(family, X, fitted)
         seed = int_seed(self.random_state)
@@ -210,7 +218,7 @@ feature_names_in_ : ndarray of str
                 and run.ensemble.stopped_reason not in ("no_descent", "non_finite_loss")):
             warnings.warn(f"{self._describe(family)}: "
                           + constant_model_message(mode, n, self.linear_start, CV_FOLDS),
-                          UserWarning, stacklevel=2)
+                          UserWarning, stacklevel=3)
         if self.verbose:
             print(stop_line(mode, run.ensemble.stopped_reason, self.n_iter_,
                             self.best_iteration_, self.n_estimators, self.n_iter_no_change,
