@@ -217,7 +217,8 @@ feature_names_in_ : ndarray of str
                 and run.linear is None
                 and run.ensemble.stopped_reason not in ("no_descent", "non_finite_loss")):
             warnings.warn(f"{self._describe(family)}: "
-                          + constant_model_message(mode, n, self.linear_start, CV_FOLDS),
+                          + constant_model_message(mode, n, self.linear_start, CV_FOLDS,
+                                                   fitted["_tree_options_"].restricted),
                           UserWarning, stacklevel=3)
         if self.verbose:
             print(stop_line(mode, run.ensemble.stopped_reason, self.n_iter_,

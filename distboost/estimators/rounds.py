@@ -180,7 +180,8 @@ def select_rounds_by_cv(fit_fold: Callable, folds, weights) -> tuple[int, list]:
     return best_cv_round([r.valid_curve for r in runs], weights), runs
 
 
-def constant_model_message(mode: str, n: int, linear_start, folds: int = CV_FOLDS) -> str:
+def constant_model_message(mode: str, n: int, linear_start, folds: int = CV_FOLDS,
+                           restricted: bool = False) -> str:
     """Why a fit predicts one distribution for every row, and what to try.
 
     Called when validation kept 0 rounds and there is no linear start: the model is the
@@ -196,14 +197,21 @@ def constant_model_message(mode: str, n: int, linear_start, folds: int = CV_FOLD
         The estimator's option (False: the linear start was not tried).
     folds : int
         Folds of the cross-validation.
+    restricted : bool
+        Monotone constraints or per-parameter features turned the linear start off.
     """
     judge = {"cv": f"{folds}-fold cross-validation on the {n} training rows",
              "holdout": "the held-out validation split",
              "eval_set": "the eval_set"}.get(mode, "validation")
     if mode == "cv":
-        start = ("linear_start=False" if linear_start is False
-                 else "the linear start did not beat the start values by more than one "
-                      "standard error")
+        if linear_start is False:
+            start = "linear_start=False"
+        elif restricted:
+            start = ("monotone_constraints or param_options 'features' turn the linear start "
+                     "off")
+        else:
+            start = ("the linear start did not beat the start values by more than one "
+                     "standard error")
         tries = ("early_stopping='holdout', or early_stopping=False with a small "
                  "n_estimators (rounds not judged by the one-standard-error rule); another "
                  "random_state (other folds)")

@@ -140,5 +140,6 @@ def test_the_constant_model_message_names_the_judge_and_what_to_try():
     assert "5-fold cross-validation on the 120 training rows" in cv
     assert "early_stopping='holdout'" in cv and "linear_start='auto'" not in cv
     assert "linear_start='auto'" in constant_model_message("cv", 120, False)
+    assert "monotone_constraints" in constant_model_message("cv", 120, "auto", restricted=True)
     held = constant_model_message("holdout", 5000, "auto")
     assert "held-out validation split" in held and "early_stopping='cv'" in held
