@@ -19,14 +19,9 @@ import lightgbm as lgb
 import numpy as np
 
 from .backend import check_importance_type
+from .threads import SINGLE_THREAD_ROWS, num_threads
 
-__all__ = ["LightGBMBackend", "LightGBMModel"]
-
-
-#: Below this many rows LightGBM runs on one thread unless ``n_jobs`` says otherwise: its
-#: OpenMP threads cost more than they save on small data, and spin-waiting threads slow
-#: everything down many-fold when other processes share the cores.
-SINGLE_THREAD_ROWS = 10_000
+__all__ = ["LightGBMBackend", "LightGBMModel", "SINGLE_THREAD_ROWS"]
 
 
 def _lgb_params(params, k: int, n: int) -> dict:
@@ -58,10 +53,9 @@ def _lgb_params(params, k: int, n: int) -> dict:
     out["extra_trees"] = bool(getattr(params, "extra_trees", False))
     out["path_smooth"] = getattr(params, "path_smooth", 0.0)
     out["max_cat_to_onehot"] = getattr(params, "max_cat_to_onehot", 4)
-    if params.n_jobs is not None:
-        out["num_threads"] = int(params.n_jobs)
-    elif n < SINGLE_THREAD_ROWS:
-        out["num_threads"] = 1
+    threads = num_threads(params.n_jobs, n)
+    if threads is not None:
+        out["num_threads"] = threads
     if k > 1:
         out["num_class"] = k
     return out
@@ -85,6 +79,9 @@ class LightGBMBackend:
         self._last = None  # the (grad, hess) of the last round, for retry()
         dataset_params = {"max_bin": params.max_bin, "verbosity": -1,
                           "feature_pre_filter": False}
+        threads = num_threads(params.n_jobs, self.n)
+        if threads is not None:
+            dataset_params["num_threads"] = threads
         self.train = lgb.Dataset(
             X, label=np.zeros(self.n, dtype=np.float32), init_score=_init_score(init_raw, self.n),
             params=dataset_params, categorical_feature="auto", free_raw_data=True,
@@ -184,6 +181,11 @@ class LightGBMModel:
         return np.reshape(out, (X.shape[0], self.k))
 
     def to_text(self, num_iteration: int) -> str:
+        """The first ``num_iteration`` rounds as LightGBM text; none of the trees for
+        ``num_iteration <= 0`` (LightGBM would save every round)."""
+        if num_iteration <= 0:
+            return self.booster.model_to_string(
+                num_iteration=1, start_iteration=self.booster.current_iteration())
         return self.booster.model_to_string(num_iteration=num_iteration)
 
     @classmethod
@@ -201,7 +203,13 @@ class LightGBMModel:
 
     def feature_importances(self, num_iteration: int,
                             importance_type: str = "gain") -> np.ndarray:
+        """Gain or split count per output and feature over the first ``num_iteration``
+        rounds, shape (K, p): zeros for ``num_iteration <= 0`` (LightGBM's ``dump_model``
+        and ``feature_importance`` read 0 as *every* round, which would describe trees
+        that early stopping discarded)."""
         check_importance_type(importance_type)
+        if num_iteration <= 0:
+            return np.zeros((self.k, self.booster.num_feature()))
         dump = self.booster.dump_model(num_iteration=num_iteration)
         p = len(dump["feature_names"])
         out = np.zeros((self.k, p))

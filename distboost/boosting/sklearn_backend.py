@@ -126,7 +126,7 @@ class SklearnModel:
         if hasattr(X, "to_numpy"):
             X = X.to_numpy(dtype=np.float64)
         out = np.zeros((X.shape[0], self.k))
-        for trees, rate in zip(self.rounds[:num_iteration], self.rates, strict=False):
+        for trees, rate in zip(self.rounds[:max(num_iteration, 0)], self.rates, strict=False):
             for j, (est, cols) in enumerate(trees):
                 out[:, j] += rate * est.predict(X[:, cols])
         return out
@@ -157,7 +157,7 @@ class SklearnModel:
             return self._split_counts(num_iteration)
         p = max((int(c.max()) + 1 for trees in self.rounds for _, c in trees), default=0)
         out = np.zeros((self.k, p))
-        for trees in self.rounds[:num_iteration]:
+        for trees in self.rounds[:max(num_iteration, 0)]:
             for j, (est, cols) in enumerate(trees):
                 imp = getattr(est, "feature_importances_", None)
                 if imp is not None:
@@ -168,7 +168,7 @@ class SklearnModel:
         """Splits on each feature per output (learners with a fitted ``tree_``)."""
         p = max((int(c.max()) + 1 for trees in self.rounds for _, c in trees), default=0)
         out = np.zeros((self.k, p))
-        for trees in self.rounds[:num_iteration]:
+        for trees in self.rounds[:max(num_iteration, 0)]:
             for j, (est, cols) in enumerate(trees):
                 tree = getattr(est, "tree_", None)
                 if tree is None:

@@ -22,6 +22,7 @@ Fitted attributes are set together, once a fit has succeeded.
 
 from __future__ import annotations
 
+import warnings
 from abc import ABCMeta, abstractmethod
 
 import numpy as np
@@ -37,6 +38,7 @@ from .._validation import (
     check_X,
     int_seed,
 )
+from ..boosting import fit_threads
 from ..boosting.engine import FittedEnsemble
 from ..objective import FamilyObjective, dispersion_columns
 from ..predictive import Predictive, quantile_columns
@@ -44,7 +46,7 @@ from .calibration import apply_shift
 from .linear_start import LinearStart
 from .options import OptionsMixin
 from .progress import stop_line
-from .rounds import CV_FOLDS, validation_mode
+from .rounds import CV_FOLDS, constant_model_message, validation_mode
 from .runs import FitRuns, Run
 from .tree_options import resolve_tree_options
 
@@ -188,6 +190,13 @@ feature_names_in_ : ndarray of str
         n = check_consistent_rows(X=X, y=y)
         sample_weight = check_sample_weight(sample_weight, n)
         eval_set, eval_weight = check_eval_set(eval_set, eval_sample_weight)
+        # One torch thread on small data (n_jobs=None): see distboost.boosting.threads.
+        with fit_threads(self.n_jobs, n):
+            return self._fit_checked(family, X, y, n, sample_weight, eval_set, eval_weight,
+                                     fitted)
+
+    def _fit_checked(self, family, X, y, n, sample_weight, eval_set, eval_weight, fitted):
+        """The fit on validated inputs (see :meth:`fit`)."""
         fitted.update(self._prepare_features(X))
         fitted["_tree_options_"] = self._resolve_tree_options(family, X, fitted)
         seed = int_seed(self.random_state)
@@ -204,6 +213,13 @@ feature_names_in_ : ndarray of str
             if self.calibrate and val[0] is not None:
                 run.shift = self._calibrate(run, val, fitted)
         self._set_fitted(family, run, mode, fitted)
+        if (mode in ("cv", "holdout", "eval_set") and run.ensemble.best_iteration_ == 0
+                and run.linear is None
+                and run.ensemble.stopped_reason not in ("no_descent", "non_finite_loss")):
+            warnings.warn(f"{self._describe(family)}: "
+                          + constant_model_message(mode, n, self.linear_start, CV_FOLDS,
+                                                   fitted["_tree_options_"].restricted),
+                          UserWarning, stacklevel=3)
         if self.verbose:
             print(stop_line(mode, run.ensemble.stopped_reason, self.n_iter_,
                             self.best_iteration_, self.n_estimators, self.n_iter_no_change,

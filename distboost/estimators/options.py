@@ -142,6 +142,8 @@ OPTIONS: dict[str, Option] = {
         "ridge-penalised linear model of every raw parameter but the dispersion (GAMLSS; the "
         "AFT model for censored times) if cross-validation prefers it to the constant start "
         "by more than one standard error (:mod:`distboost.estimators.linear_start`).  "
+        "Its numeric columns are clipped to their training range, so that it does not "
+        "extrapolate (constant outside, as the trees).  "
         "False: always the constant start (the weighted marginal MLE)."),
     "early_stopping": Option(
         "auto", [StrOptions({"auto", "cv", "holdout"}), "boolean"],
@@ -178,8 +180,10 @@ OPTIONS: dict[str, Option] = {
         "Seed of subsampling, the validation split and the cross-validation folds."),
     "n_jobs": Option(
         None, [Integral, None], "int",
-        "Threads used by LightGBM (None: one thread below 10,000 rows, LightGBM's default "
-        "above; see ``docs/engine.md``)."),
+        "Threads of a fit: LightGBM's, and torch's intra-op threads while ``fit`` runs (set "
+        "back after).  None: one thread below 10,000 training rows, the libraries' defaults "
+        "(one per core) above (:mod:`distboost.boosting.threads`; see ``docs/engine.md``, "
+        "\"Threads and a busy machine\")."),
     "verbose": Option(
         0, ["verbose"], "int",
         "Print the training and validation loss every ``verbose`` rounds, and at the end "

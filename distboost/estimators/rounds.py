@@ -27,7 +27,8 @@ import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
 __all__ = ["CV_MAX_ROWS", "CV_FOLDS", "validation_mode", "cv_folds", "best_cv_round",
-           "select_rounds_by_cv", "one_standard_error_choice", "padded_curves"]
+           "select_rounds_by_cv", "one_standard_error_choice", "padded_curves",
+           "constant_model_message"]
 
 #: Training rows below which ``early_stopping="auto"`` chooses the rounds by cross-validation.
 CV_MAX_ROWS = 1000
@@ -177,3 +178,50 @@ def select_rounds_by_cv(fit_fold: Callable, folds, weights) -> tuple[int, list]:
     """
     runs = [fit_fold(train, valid) for train, valid in folds]
     return best_cv_round([r.valid_curve for r in runs], weights), runs
+
+
+def constant_model_message(mode: str, n: int, linear_start, folds: int = CV_FOLDS,
+                           restricted: bool = False) -> str:
+    """Why a fit predicts one distribution for every row, and what to try.
+
+    Called when validation kept 0 rounds and there is no linear start: the model is the
+    constant start (the weighted marginal fit), the features unused.
+
+    Parameters
+    ----------
+    mode : str
+        Where the validation rows came from ("cv", "holdout" or "eval_set").
+    n : int
+        Training rows.
+    linear_start : "auto" or bool
+        The estimator's option (False: the linear start was not tried).
+    folds : int
+        Folds of the cross-validation.
+    restricted : bool
+        Monotone constraints or per-parameter features turned the linear start off.
+    """
+    judge = {"cv": f"{folds}-fold cross-validation on the {n} training rows",
+             "holdout": "the held-out validation split",
+             "eval_set": "the eval_set"}.get(mode, "validation")
+    if mode == "cv":
+        if linear_start is False:
+            start = "linear_start=False"
+        elif restricted:
+            start = ("monotone_constraints or param_options 'features' turn the linear start "
+                     "off")
+        else:
+            start = ("the linear start did not beat the start values by more than one "
+                     "standard error")
+        tries = ("early_stopping='holdout', or early_stopping=False with a small "
+                 "n_estimators (rounds not judged by the one-standard-error rule); another "
+                 "random_state (other folds)")
+        if linear_start is False:
+            tries = "linear_start='auto'; " + tries
+    else:
+        start = "a held-out split tries no linear start"
+        tries = ("early_stopping='cv' (with a linear start below 1,000 rows); a smaller "
+                 "learning_rate")
+    return (f"{judge} kept 0 boosting rounds and no linear start ({start}): every row gets "
+            "the same predicted distribution, the weighted marginal fit, and the features "
+            f"are not used. To try: {tries}; more rows. If the features should matter, "
+            "compare with a linear model (e.g. a GLM or a Cox model).")

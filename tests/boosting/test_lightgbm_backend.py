@@ -167,3 +167,25 @@ def test_lightgbm_options_are_passed_through():
     assert params["monotone_constraints"] == [1] and params["min_gain_to_split"] == 0.5
     assert params["extra_trees"] and params["path_smooth"] == 2.0
     assert params["max_cat_to_onehot"] == 8 and params["interaction_constraints"] == [[0]]
+
+
+def test_zero_kept_rounds_mean_no_trees_not_all_of_them():
+    """LightGBM reads ``num_iteration=0`` in ``dump_model``, ``feature_importance`` and
+    ``model_to_string`` as every round (issue 25: a model that kept 0 rounds reported the
+    gains of discarded trees); a model keeping 0 rounds has no importances, no SHAP values
+    and saves no trees."""
+    X, y = sine(300, 6)
+    fe = fit(X, y, n_estimators=5)
+    booster = fe.model.booster
+    assert booster.feature_importance("gain", iteration=0).sum() > 0  # LightGBM: all rounds
+    fe.best_iteration_ = 0
+    for kind in ("gain", "split"):
+        np.testing.assert_array_equal(fe.feature_importances(kind), np.zeros((2, 1)))
+    np.testing.assert_array_equal(fe.predict_contrib(X[:5])[:, :, :-1], 0.0)
+    text = fe.to_dict()["model"]
+    assert "Tree=" not in text
+    back = FittedEnsemble.from_dict(fe.to_dict())
+    np.testing.assert_array_equal(back.predict_raw(X[:5]), fe.predict_raw(X[:5]))
+    np.testing.assert_array_equal(back.feature_importances(), np.zeros((2, 1)))
+    fe.best_iteration_ = 2
+    assert 0 < fe.feature_importances("split").sum() < booster.feature_importance("split").sum()

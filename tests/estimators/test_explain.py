@@ -202,3 +202,26 @@ def test_counts_with_many_zeros_under_a_monotone_constraint():
     model = db.DistributionalRegressor(family="poisson", random_state=0, n_estimators=50,
                                        monotone_constraints=[1, 0]).fit(X, y)
     assert (y == 0).mean() > 0.7 and _gap(model, X)[1] <= 1e-6
+
+
+def test_a_model_that_kept_no_rounds_explains_nothing_and_says_why(tmp_path):
+    """Issue 25: cross-validation kept 0 rounds (pure noise features), yet the refit's
+    discarded trees were reported as importances.  Importances and SHAP values now
+    describe the model that predicts (none), the fit warns that the features are unused
+    and what to try, and the saved model holds no trees."""
+    rng = np.random.default_rng(5)
+    X = pd.DataFrame(rng.normal(size=(80, 3)), columns=["a", "b", "c"])
+    y = rng.normal(size=80)
+    with pytest.warns(UserWarning, match="kept 0 boosting rounds and no linear start"):
+        model = db.DistributionalRegressor(n_estimators=10, linear_start=False,
+                                           random_state=0).fit(X, y)
+    assert model.best_iteration_ == 0 and model.n_iter_ >= 1 and model.linear_start_ is None
+    for kind in ("gain", "split"):
+        assert (model.feature_importances(kind).to_numpy() == 0).all()
+    np.testing.assert_array_equal(model.feature_importances_, np.zeros(3))
+    e = model.explain(X.iloc[:10])
+    np.testing.assert_array_equal(e.values, 0.0)
+    path = tmp_path / "m.json"
+    model.save(path)
+    assert "Tree=" not in path.read_text()
+    np.testing.assert_array_equal(db.load(path).feature_importances().to_numpy(), 0.0)

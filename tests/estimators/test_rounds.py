@@ -11,6 +11,7 @@ import distboost as db
 from distboost.estimators.rounds import (
     CV_MAX_ROWS,
     best_cv_round,
+    constant_model_message,
     cv_folds,
     one_standard_error_choice,
     validation_mode,
@@ -132,3 +133,13 @@ def test_constant_target_still_warns():
     X = np.arange(40.0)[:, None]
     with pytest.warns(UserWarning, match="constant or nearly so"):
         db.DistributionalRegressor(n_estimators=3, random_state=0).fit(X, np.full(40, 5.0))
+
+
+def test_the_constant_model_message_names_the_judge_and_what_to_try():
+    cv = constant_model_message("cv", 120, "auto")
+    assert "5-fold cross-validation on the 120 training rows" in cv
+    assert "early_stopping='holdout'" in cv and "linear_start='auto'" not in cv
+    assert "linear_start='auto'" in constant_model_message("cv", 120, False)
+    assert "monotone_constraints" in constant_model_message("cv", 120, "auto", restricted=True)
+    held = constant_model_message("holdout", 5000, "auto")
+    assert "held-out validation split" in held and "early_stopping='cv'" in held

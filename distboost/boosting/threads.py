@@ -1,0 +1,53 @@
+"""How many threads a fit uses: LightGBM's ``num_threads`` and torch's intra-op pool.
+
+Both LightGBM and torch run OpenMP parallel regions.  On small data a region's work is
+shorter than the cost of waking its threads, and an OpenMP thread that finishes early
+busy-waits (spins) before it sleeps: when another CPU-bound process holds a core, the
+spinning threads burn their time slices waiting for a descheduled sibling.  On the shared
+2-core development machine one default gamma fit on 442 rows took 31.8 s of CPU with torch's
+two threads against 3.2 s with one (``benchmarks/contention.py``, docs/benchmarks.md).
+
+:func:`num_threads` is the rule: ``n_jobs`` when given, else one thread below
+:data:`SINGLE_THREAD_ROWS` training rows and the libraries' defaults above.
+:func:`fit_threads` applies it to torch for the duration of a fit (torch's thread count is
+the process's: it is set back afterwards).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+
+__all__ = ["SINGLE_THREAD_ROWS", "num_threads", "fit_threads"]
+
+#: Below this many training rows a fit runs LightGBM and torch on one thread unless
+#: ``n_jobs`` says otherwise.
+SINGLE_THREAD_ROWS = 10_000
+
+
+def num_threads(n_jobs: int | None, n: int) -> int | None:
+    """Threads for a fit on ``n`` training rows: ``n_jobs`` when given, else 1 below
+    :data:`SINGLE_THREAD_ROWS` rows and None (the library's default: one per core) above."""
+    if n_jobs is not None:
+        return int(n_jobs)
+    return 1 if n < SINGLE_THREAD_ROWS else None
+
+
+@contextlib.contextmanager
+def fit_threads(n_jobs: int | None, n: int):
+    """Run the block with torch's intra-op threads set by :func:`num_threads` (unchanged
+    when it says None or a non-positive count), restoring the previous count after.
+
+    torch's thread count is global to the process: fits running at once in several Python
+    threads share it (a speed matter only; results do not depend on it)."""
+    threads = num_threads(n_jobs, n)
+    before = torch.get_num_threads()
+    if threads is None or threads < 1 or threads == before:
+        yield
+        return
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
