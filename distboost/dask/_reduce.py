@@ -82,7 +82,7 @@ def target_pass(client, tf, family, check, seed: int, sample_rows: int = 200_000
 def _nll_sum_grad(part, y_cols, weighted, family, raw):
     y, w = _y_w(part, y_cols, weighted)
     r = torch.tensor(raw, dtype=torch.float64, requires_grad=True)
-    per_row = family.nll(r.expand(len(y), -1), torch.as_tensor(y))
+    per_row = family.nll(r.expand(len(y), -1), torch.as_tensor(np.require(y, requirements="W")))
     total = per_row.sum() if w is None else (per_row * torch.as_tensor(w)).sum()
     total.backward()
     return np.concatenate([[total.item()], r.grad.numpy()])

@@ -532,6 +532,6 @@ def _loglik_part(part, local, features, y_cols, weighted):
     y = check_target(local.family_, y[:, 0] if y.shape[1] == 1 else y)
     raw = torch.as_tensor(local._raw(_local_X(local, X)))
     with torch.no_grad():
-        logp = -local.family_.nll(raw, torch.as_tensor(y)).numpy()
+        logp = -local.family_.nll(raw, torch.as_tensor(np.require(y, requirements="W"))).numpy()
     w = part[W_COL].to_numpy(dtype=np.float64) if weighted else np.ones(len(y))
     return np.array([np.sum(w * logp), np.sum(w)])

@@ -412,7 +412,7 @@ feature_names_in_ : ndarray of str
         y = self._check_target(self.family_, y, "y", vars(self))
         check_consistent_rows(X=raw, y=y)
         with torch.no_grad():
-            logp = -self.family_.nll(raw, torch.as_tensor(y)).numpy()
+            logp = -self.family_.nll(raw, torch.as_tensor(np.require(y, requirements="W"))).numpy()
         w = check_sample_weight(sample_weight, len(y))
         return float(np.average(logp, weights=w))
 

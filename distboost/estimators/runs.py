@@ -200,7 +200,7 @@ class FitRuns:
                 if run.linear is not None:
                     raw = raw + run.linear.offset(X_valid)
                 oof[valid] = np.maximum(raw, run.objective.raw_floor)
-            data = {"y": torch.as_tensor(y)}
+            data = {"y": torch.as_tensor(np.require(y, requirements="W"))}
             final.shift, _ = best_dispersion_shift(final.objective.loss, oof, data,
                                                    sample_weight, column)
         return final
