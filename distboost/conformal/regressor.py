@@ -80,8 +80,9 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
         Share of the rows kept for calibration when ``cv=None``.
     random_state : int, RandomState instance or None, default=None
         Seeds the split or folds and the randomised PIT of discrete families.
-    progress : bool, default=False
-        A progress bar over the fits.
+    progress : bool or None, default=False
+        A progress bar over the fits; None: a bar in a notebook or on a terminal, none
+        elsewhere (as the estimators).
 
     Attributes
     ----------
@@ -115,7 +116,7 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
         "mondrian": [str, Integral, callable, None],
         "calibration_size": [Interval(Real, 0.0, 1.0, closed="neither")],
         "random_state": ["random_state"],
-        "progress": ["boolean"],
+        "progress": ["boolean", None],
     }
 
     def __init__(self, estimator=None, *, method="cps", cv=5, mondrian=None,

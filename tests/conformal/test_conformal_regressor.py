@@ -137,8 +137,8 @@ def test_save_load_and_sklearn_composition(cross, tmp_path):
     np.testing.assert_array_equal(back.predict_interval(X[:7]), cross.predict_interval(X[:7]))
     np.testing.assert_array_equal(back.predict_dist(X[:7]).cdf(y[:7]),
                                   cross.predict_dist(X[:7]).cdf(y[:7]))
-    pipe = make_pipeline(StandardScaler(), db.ConformalRegressor(
-        db.DistributionalRegressor(**FAST), cv=None, random_state=0))
+    pipe = make_pipeline(StandardScaler(), db.ConformalRegressor(  # progress=None: auto
+        db.DistributionalRegressor(**FAST), cv=None, random_state=0, progress=None))
     search = GridSearchCV(pipe, {"conformalregressor__method": ["cps", "split"]}, cv=2)
     search.fit(X, y)
     assert search.predict(X[:3]).shape == (3,)
