@@ -86,11 +86,14 @@ def run_distboost(db, params: dict, mode: str, X, y, rows, seed: int = 0):
         model.fit(X[tune], y[tune], eval_set=(X[valid], y[valid]))
         if mode == "refit":
             shift, rounds = model.dispersion_shift_, max(model.best_iteration_, 1)
+            kept = model.ensemble_.rounds()
             model = db.DistributionalRegressor(
                 random_state=seed, **{**params, "n_estimators": rounds,
                                       "early_stopping": False}).fit(X[train], y[train])
-            # IBUG keeps the calibration chosen on the validation rows for the refit.
+            # IBUG keeps the calibration chosen on the validation rows for the refit; each
+            # parameter keeps its own rounds (per_parameter_stopping).
             model.dispersion_shift_ = shift
+            model.ensemble_.set_rounds(np.minimum(kept, model.ensemble_.n_iter_))
     p = model.predict_params(X[test])
     return p["loc"].to_numpy(), p["scale"].to_numpy()
 
