@@ -21,9 +21,9 @@ def fitted():
     X_val, y_val = _smooth(200, 10)
     kw = {"random_state": 0, "n_estimators": 400, "learning_rate": 0.3,
           "n_iter_no_change": 10}
-    shared = db.DistributionalRegressor(**kw).fit(X, y, eval_set=(X_val, y_val))
-    own = db.DistributionalRegressor(per_parameter_stopping=True, **kw).fit(
+    shared = db.DistributionalRegressor(per_parameter_stopping=False, **kw).fit(
         X, y, eval_set=(X_val, y_val))
+    own = db.DistributionalRegressor(**kw).fit(X, y, eval_set=(X_val, y_val))  # the default
     return shared, own
 
 
@@ -96,9 +96,8 @@ def test_save_load_round_trip(fitted, tmp_path):
 
 def test_cross_validated_refit_and_a_family_without_dispersion():
     X, y = _smooth(150, 6)
-    m = db.DistributionalRegressor(per_parameter_stopping=True, random_state=0,
-                                   n_estimators=100, learning_rate=0.3, linear_start=False,
-                                   n_iter_no_change=5).fit(X, y)
+    m = db.DistributionalRegressor(random_state=0, n_estimators=100, learning_rate=0.3,
+                                   linear_start=False, n_iter_no_change=5).fit(X, y)
     assert m.early_stopping_ == "cv"
     assert m.best_iterations_["loc"] >= m.best_iterations_["scale"] >= 1
     assert np.isfinite(m.predict_dist(X[:10]).crps(y[:10])).all()
