@@ -15,8 +15,16 @@ mean ± std over splits) with the published NGBoost and deep-ensemble numbers be
 ``docs/benchmarks.md`` stay).  ``--from-csv a.csv,b.csv`` only merges earlier runs' rows into
 the table (e.g. peers and distboost run in separate processes).
 
+``--protocol ibug`` runs IBUG's protocol instead (Brophy & Lowd 2022: 10-fold
+``KFold(shuffle=True, random_state=1)``, 20 % of each training fold for validation, scores in
+the target's units; ``benchmarks/_ibug.py``) on the sets IBUG lists, and prints distboost and a
+LightGBM point model beside the published IBUG / PGBM / NGBoost CRPS, NLL and RMSE (its own
+section, between ``<!-- uci-ibug:start -->`` and ``<!-- uci-ibug:end -->``).  ``--quick``: one
+small set, two folds, 20 rounds (the smoke test).
+
 Run: ``python benchmarks/uci.py [--data ../shared/data/uci] [--datasets a,b] [--splits N]
-[--methods distboost,ngboost,...] [--family-choice] [--out docs/benchmarks.md] [--csv FILE]``
+[--methods distboost,ngboost,...] [--family-choice] [--out docs/benchmarks.md] [--csv FILE]
+[--protocol ibug [--ibug-fit refit|eval_set|own]] [--quick]``
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ from scipy.stats import norm
 from sklearn.model_selection import train_test_split
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _ibug  # noqa: E402  (benchmarks/_ibug.py: IBUG's protocol)
 import _sections  # noqa: E402  (benchmarks/_sections.py: the page's section)
 
 import distboost as db  # noqa: E402
@@ -169,9 +178,20 @@ def main(argv=None) -> pd.DataFrame:
                         help="JSON overrides of distboost's defaults (not for the race)")
     parser.add_argument("--from-csv", default=None,
                         help="comma-separated CSVs of earlier runs: only write the table")
+    parser.add_argument("--protocol", choices=("ngboost", "ibug"), default="ngboost",
+                        help="ngboost: the 20 standard splits; ibug: IBUG's 10 folds")
+    parser.add_argument("--ibug-fit", choices=_ibug.FIT_MODES, default="refit",
+                        help="how distboost uses IBUG's validation rows (benchmarks/_ibug.py)")
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke test: yacht, 2 splits, 20 rounds")
     args = parser.parse_args(argv)
     if args.params:
         DISTBOOST_PARAMS.update(json.loads(args.params))
+    if args.quick:
+        args.datasets, args.splits = "yacht", 2
+        DISTBOOST_PARAMS.setdefault("n_estimators", 20)
+    if args.protocol == "ibug":
+        return _main_ibug(args, argv)
     if args.from_csv:
         df = pd.concat([pd.read_csv(f) for f in args.from_csv.split(",")], ignore_index=True)
         md = _markdown(df, argv)
@@ -225,6 +245,24 @@ def main(argv=None) -> pd.DataFrame:
     print(md)
     if args.out:
         write_section(Path(args.out), md)
+    return df
+
+
+def _main_ibug(args, argv) -> pd.DataFrame:
+    """``--protocol ibug``: distboost (and LightGBM's point model) on IBUG's folds."""
+    names = [d for d in args.datasets.split(",") if d in _ibug.DATASETS]
+    methods = args.methods if args.methods != ",".join(METHODS) else "distboost,lightgbm"
+    if args.from_csv:
+        df = pd.concat([pd.read_csv(f) for f in args.from_csv.split(",")], ignore_index=True)
+    else:
+        df = _ibug.run(db, load_uci, normal_scores, args.data, names, args.splits or 10,
+                       methods.split(","), args.ibug_fit, DISTBOOST_PARAMS, quick=args.quick)
+        if args.csv:
+            df.to_csv(args.csv, index=False)
+    md = _ibug.markdown(df, args.ibug_fit, argv)
+    print(md)
+    if args.out:
+        _sections.write_section(Path(args.out), md, _ibug.START, _ibug.END)
     return df
 
 

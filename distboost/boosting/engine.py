@@ -31,6 +31,7 @@ import torch
 
 from .backend import backend_name, get_backend, get_model_class
 from .derivatives import STEP_RULES, NonFiniteLoss, StepComputer, curvature_scale
+from .output_stopping import FreezingBackend, ParameterStopper, per_output, predict_per_output
 
 __all__ = ["EngineParams", "fit_boosting", "FittedEnsemble", "STEP_RULES"]
 
@@ -39,7 +40,8 @@ __all__ = ["EngineParams", "fit_boosting", "FittedEnsemble", "STEP_RULES"]
 class EngineParams:
     """Options of the boosting engine (see :class:`~distboost.DistributionalRegressor`).
 
-    Every field but ``clip_gradients`` and ``per_parameter`` (off when None) is required:
+    Every field but ``clip_gradients``, ``per_parameter``, ``continue_outputs`` and
+    ``output_rounds`` (off when None) is required:
     the defaults live once, in the estimators' option table
     (:mod:`distboost.estimators.options`, whose ``engine_params`` builds one at the
     estimators' defaults).
@@ -60,7 +62,9 @@ class EngineParams:
     single-output backend with those options, on the columns of X at the positions
     ``columns`` (None: all), in lockstep with the others
     (:mod:`distboost.boosting.per_parameter`); its ``learning_rate`` relative to this
-    one's multiplies its step.
+    one's multiplies its step.  ``continue_outputs``: the outputs per-parameter stopping
+    grows on alone after the joint early stop; ``output_rounds``: each output's rounds given
+    (its later trees are zero), both :mod:`distboost.boosting.output_stopping`.
     """
 
     n_estimators: int
@@ -87,6 +91,8 @@ class EngineParams:
     max_cat_to_onehot: int
     clip_gradients: tuple[float, float] | None = None
     per_parameter: tuple | None = None
+    continue_outputs: tuple | None = None
+    output_rounds: tuple | None = None
 
 
 class _EarlyStopper:
@@ -235,6 +241,15 @@ def fit_boosting(
     name = "per_parameter" if params.per_parameter is not None else backend_name(params)
     backend = get_backend(name)(params, init_raw, X, sample_weight, X_val)
     stopper = _EarlyStopper(params.n_iter_no_change)
+    outputs = None  # per-parameter stopping (:mod:`.output_stopping`)
+    if params.continue_outputs and has_val and params.n_iter_no_change is not None:
+        outputs = ParameterStopper(init_raw.size, params.n_iter_no_change,
+                                   params.continue_outputs)
+        backend = FreezingBackend(backend, outputs.frozen)
+    fixed = None  # each output's rounds given (a refit after per-parameter stopping)
+    if params.output_rounds is not None:
+        fixed = np.asarray(params.output_rounds, dtype=int)
+        backend = FreezingBackend(backend, fixed < 1)
     train_curve: list[float] = []
     valid_curve: list[float] = []
     evals: dict[str, dict[str, list]] = {"train": {metric_name: train_curve}}
@@ -262,11 +277,17 @@ def fit_boosting(
         before = value
         train_curve.append(before)  # loss before this round's trees
         step.pin(pair)  # the line search's evaluations must not overwrite it
+        if fixed is not None:
+            backend.frozen[:] = it > fixed
         backend.grow(pair[0], pair[1], lr)
         more = it < params.n_estimators
         with_derivatives = more and callback is None
+        # While an output is frozen the others grow without the descent check (only a
+        # non-finite round is backed off): the frozen in-sample dispersion, past its best
+        # round, makes the training loss a poor judge of the others' trees.
+        frozen = isinstance(backend, FreezingBackend) and bool(backend.frozen.any())
         search = functools.partial(_line_search, backend, step, lr, before, with_derivatives,
-                                   descent)
+                                   descent and not frozen)
         try:
             value, pair, error, scale = search(uphill_exit=params.step == "natural")
         except _NoDescent as err:
@@ -318,12 +339,19 @@ def fit_boosting(
                 )
                 stopped = "non_finite_loss"
         if has_val:
-            val = valid_score(backend.valid_raw(), data_val, sample_weight_val)
+            raw_val = backend.valid_raw()
+            if outputs is not None:
+                raw_val = outputs.scored(raw_val)
+            val = valid_score(raw_val, data_val, sample_weight_val)
             valid_curve.append(val)
             if not np.isfinite(val):
                 warnings.warn(f"{prefix}Validation loss is {val} at round {it}; stopping.",
                               RuntimeWarning, stacklevel=2)
                 stopped = "non_finite_loss"
+            elif outputs is not None:
+                stopper.update(val, it)
+                if outputs.update(raw_val, val, it) and stopped == "n_estimators":
+                    stopped = "early_stopping"
             elif stopper.update(val, it) and stopped == "n_estimators":
                 stopped = "early_stopping"
         if halt and stopped == "n_estimators":
@@ -339,8 +367,14 @@ def fit_boosting(
         best = min(stopper.best_round, rounds)
     else:
         best = rounds
-    return FittedEnsemble(backend.finish(), init_raw, best, rounds, evals, stopped, scales,
-                          fallback_rounds)
+    ensemble = FittedEnsemble(backend.finish(), init_raw, best, rounds, evals, stopped, scales,
+                              fallback_rounds)
+    if fixed is not None:
+        ensemble.set_rounds(np.minimum(fixed, rounds))
+    elif outputs is not None and best > 0:
+        ensemble.set_rounds(np.minimum(outputs.best_rounds, rounds))
+        ensemble.joint_rounds_ = outputs.joint_rounds or rounds
+    return ensemble
 
 
 def _fallback_step(loss, data, init_raw, n, fisher, derivatives, sample_weight,
@@ -448,10 +482,14 @@ class FittedEnsemble:
     fallback_rounds_ : list of int
         Rounds of the natural step whose trees pointed uphill and were regrown from the
         diagonal Fisher step (see :func:`fit_boosting`).
+    best_iterations_ : ndarray of int, shape (K,), or None
+        Each output's kept round under per-parameter stopping
+        (:mod:`~distboost.boosting.output_stopping`); ``best_iteration_`` is then their
+        maximum.  None: every output keeps ``best_iteration_``.
     """
 
     def __init__(self, model, init_raw, best_iteration, n_iter, evals, stopped_reason,
-                 step_scales=None, fallback_rounds=None):
+                 step_scales=None, fallback_rounds=None, best_iterations=None):
         self.model = model
         self.init_raw = np.asarray(init_raw, dtype=np.float64)
         self.n_params = self.init_raw.size
@@ -462,6 +500,26 @@ class FittedEnsemble:
         self.step_scales_ = [1.0] * self.n_iter_ if step_scales is None else list(step_scales)
         self.n_backoffs_ = int(sum(round(-math.log2(x)) for x in self.step_scales_))
         self.fallback_rounds_ = [] if fallback_rounds is None else list(fallback_rounds)
+        self.best_iterations_ = None
+        self.joint_rounds_ = None  # rounds run when per-parameter stopping's phase 1 ended
+        self.set_rounds(best_iterations)
+
+    def set_rounds(self, best_iterations) -> None:
+        """Keep round ``best_iterations[k]`` for output ``k`` (None: ``best_iteration_`` for
+        every output); ``best_iteration_`` becomes their maximum."""
+        if best_iterations is None:
+            self.best_iterations_ = None
+            return
+        self.best_iterations_ = np.asarray(best_iterations, dtype=int).reshape(-1)
+        self.best_iteration_ = int(self.best_iterations_.max())
+
+    def rounds(self, num_iteration: int | None = None) -> np.ndarray:
+        """Each output's rounds, ndarray of int of shape (K,): its kept round, capped at
+        ``num_iteration`` when given (the model after that many rounds)."""
+        if self.best_iterations_ is None:
+            k = self.best_iteration_ if num_iteration is None else int(num_iteration)
+            return np.full(self.n_params, k)
+        return per_output(self.best_iterations_, num_iteration)
 
     def predict_raw(self, X, num_iteration: int | None = None) -> np.ndarray:
         """Raw scores, ndarray of shape (n, K), including ``init_raw``.
@@ -470,15 +528,23 @@ class FittedEnsemble:
         ----------
         X : ndarray or DataFrame of shape (n, p)
         num_iteration : int, optional
-            Rounds to use (default: ``best_iteration_``).
+            Rounds to use (default: ``best_iteration_``; each output's own kept round,
+            capped at ``num_iteration``, under per-parameter stopping).
         """
-        k = self.best_iteration_ if num_iteration is None else int(num_iteration)
-        return self.model.predict_raw(X, k) + self.init_raw[None, :]
+        if self.best_iterations_ is None:
+            k = self.best_iteration_ if num_iteration is None else int(num_iteration)
+            return self.model.predict_raw(X, k) + self.init_raw[None, :]
+        raw = predict_per_output(self.model.predict_raw, X, self.rounds(num_iteration))
+        return raw + self.init_raw[None, :]
 
     def feature_importances(self, importance_type: str = "gain") -> np.ndarray:
         """Total gain ("gain") or number of splits ("split") of each feature in each
-        parameter's ensemble over the kept rounds, shape (K, p)."""
-        return self.model.feature_importances(self.best_iteration_, importance_type)
+        parameter's ensemble over its kept rounds, shape (K, p)."""
+        if self.best_iterations_ is None:
+            return self.model.feature_importances(self.best_iteration_, importance_type)
+        return predict_per_output(
+            lambda _, r: self.model.feature_importances(r, importance_type).T, None,
+            self.best_iterations_).T
 
     def predict_contrib(self, X, num_iteration: int | None = None) -> np.ndarray:
         """Exact TreeSHAP contributions, ndarray of shape (n, K, p + 1): per output, one
@@ -491,8 +557,11 @@ class FittedEnsemble:
         num_iteration : int, optional
             Rounds to use (default: ``best_iteration_``).
         """
-        k = self.best_iteration_ if num_iteration is None else int(num_iteration)
-        out = self.model.predict_contrib(X, k)
+        if self.best_iterations_ is None:
+            k = self.best_iteration_ if num_iteration is None else int(num_iteration)
+            out = self.model.predict_contrib(X, k)
+        else:
+            out = predict_per_output(self.model.predict_contrib, X, self.rounds(num_iteration))
         out[:, :, -1] += self.init_raw[None, :]
         return out
 
@@ -508,6 +577,8 @@ class FittedEnsemble:
             "stopped_reason": self.stopped_reason,
             "step_scales": self.step_scales_,
             "fallback_rounds": self.fallback_rounds_,
+            "best_iterations": (None if self.best_iterations_ is None
+                                else self.best_iterations_.tolist()),
         }
 
     @classmethod
@@ -519,5 +590,6 @@ class FittedEnsemble:
             raise ValueError(f"Cannot load a {d.get('backend')!r} ensemble from text.") from None
         model = model_class.from_text(d["model"], len(d["init_raw"]))
         return cls(model, d["init_raw"], d["best_iteration"], d["n_iter"], d["evals_result"],
-                   d["stopped_reason"], d.get("step_scales"), d.get("fallback_rounds"))
+                   d["stopped_reason"], d.get("step_scales"), d.get("fallback_rounds"),
+                   d.get("best_iterations"))
 

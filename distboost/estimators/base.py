@@ -82,7 +82,12 @@ early_stopping_ : str
 n_iter_ : int
     Rounds run (of the refit on all rows after cross-validation).
 best_iteration_ : int
-    Rounds kept (the best validation round when early stopping).
+    Rounds kept (the best validation round when early stopping); the largest of
+    ``best_iterations_``.
+best_iterations_ : dict of str to int
+    Rounds kept by each raw output (keyed as ``predict_raw``'s columns): all
+    ``best_iteration_`` unless ``per_parameter_stopping`` gave a parameter its own.
+    ``predict_*(X, iteration=t)`` reads output ``k`` at ``min(t, best_iterations_[k])``.
 num_leaves_, min_child_samples_ : int
     The tree sizes used ("auto" resolved for the training rows).
 evals_result_ : dict
@@ -249,6 +254,12 @@ feature_names_in_ : ndarray of str
         }
         for name, value in attrs.items():
             setattr(self, name, value)
+
+    @property
+    def best_iterations_(self) -> dict:
+        """Rounds kept by each raw output, keyed as ``predict_raw``'s columns (see the
+        class's Attributes)."""
+        return dict(zip(self._output_names(), self.ensemble_.rounds().tolist(), strict=True))
 
     def _describe(self, family) -> str:
         return f"{type(self).__name__}(family={family.name!r})"

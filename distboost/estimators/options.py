@@ -163,6 +163,16 @@ OPTIONS: dict[str, Option] = {
     "n_iter_no_change": Option(
         20, _POSITIVE_INT, "int",
         "Patience of early stopping, in rounds."),
+    "per_parameter_stopping": Option(
+        True, ["boolean"], "bool",
+        "Each parameter keeps its own number of rounds: after the joint early stop, every "
+        "parameter but the dispersion (a Normal's location) grows on alone, judged on the "
+        "validation rows beside the dispersion at its best round, until it too has not "
+        "improved for ``n_iter_no_change`` rounds (:mod:`distboost.boosting.output_stopping`;"
+        " under cross-validation the refit adds the folds' mean gain).  The rounds kept are "
+        "``best_iterations_``; ``best_iteration_`` is their maximum.  No effect for a family "
+        "without a dispersion parameter or without early stopping.  False: one shared "
+        "round (faster; measurements behind the default: ``docs/engine.md``)."),
     "links": Option(
         None, [dict, None], "dict",
         "Link overrides by parameter name, e.g. ``{\"scale\": \"softplus\"}``."),

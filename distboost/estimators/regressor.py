@@ -50,8 +50,8 @@ class DistributionalRegressor(RegressorMixin, DistributionalEstimator):
                 "reg_lambda", "max_bin", "min_split_gain", "extra_trees", "path_smooth",
                 "max_cat_to_onehot", "monotone_constraints", "interaction_constraints",
                 "param_options", "calibrate", "linear_start", "early_stopping",
-                "validation_fraction", "n_iter_no_change", "links", "base_learner", "backend",
-                "random_state", "n_jobs", "verbose", "progress")
+                "validation_fraction", "n_iter_no_change", "per_parameter_stopping", "links",
+                "base_learner", "backend", "random_state", "n_jobs", "verbose", "progress")
     _n_positional = 1
 
     @property

@@ -225,3 +225,30 @@ def constant_model_message(mode: str, n: int, linear_start, folds: int = CV_FOLD
             "the same predicted distribution, the weighted marginal fit, and the features "
             f"are not used. To try: {tries}; more rows. If the features should matter, "
             "compare with a linear model (e.g. a GLM or a Cox model).")
+
+def cv_output_rounds(ensembles, weights, best: int) -> np.ndarray | None:
+    """Each output's rounds for the refit after cross-validation with per-parameter stopping
+    (:mod:`distboost.boosting.output_stopping`), or None when no fold kept its own rounds.
+
+    ``best`` is the joint round chosen from the folds' phase-1 curves (the outputs stopped
+    with the joint rule keep it); an output grown on alone keeps ``best`` plus the weighted
+    mean, over the folds, of the rounds it gained beyond its fold's joint best round.
+
+    Parameters
+    ----------
+    ensembles : sequence of FittedEnsemble
+        The folds' runs.
+    weights : sequence of float
+        Each fold's validation weight.
+    best : int
+
+    Returns
+    -------
+    ndarray of int of shape (K,) or None
+    """
+    kept = [e.best_iterations_ for e in ensembles]
+    if best <= 0 or any(k is None for k in kept):
+        return None
+    gained = np.stack([k - k.min() for k in kept])
+    w = np.asarray(weights, dtype=np.float64)
+    return best + np.rint(w @ gained / w.sum()).astype(int)

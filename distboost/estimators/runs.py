@@ -26,7 +26,7 @@ from ..objective import FamilyObjective, slope_mask
 from .calibration import DispersionSearch, best_dispersion_shift
 from .linear_start import LinearStart, choose_linear_start, fit_linear_start
 from .progress import round_bar
-from .rounds import CV_FOLDS, best_cv_round, cv_folds, padded_curves
+from .rounds import CV_FOLDS, best_cv_round, cv_folds, cv_output_rounds, padded_curves
 
 __all__ = ["FitRuns", "Run", "class_strata"]
 
@@ -69,12 +69,14 @@ class FitRuns:
 
     def _fit_rows(self, family, X, y, sample_weight, X_val=None, y_val=None, w_val=None, *,
                   context: dict, seed: int, n_estimators: int | None = None,
-                  penalty: float | None = None, warn: bool = True, where: str = "") -> Run:
+                  penalty: float | None = None, warn: bool = True, where: str = "",
+                  output_rounds=None) -> Run:
         """One boosting run on the given rows: objective, start, engine.
 
         Early stopping (each round judged after its own best dispersion shift when
         ``calibrate``) when validation rows are given; ``n_estimators`` overrides the cap
-        (the refit after cross-validation); ``penalty`` starts from the penalised linear
+        (the refit after cross-validation; ``output_rounds``: each output's rounds there,
+        under per-parameter stopping); ``penalty`` starts from the penalised linear
         model of :mod:`distboost.estimators.linear_start`.  ``valid_curve`` holds the
         validation loss after rounds ``0..R`` (round 0: the start values).
         """
@@ -120,6 +122,10 @@ class FitRuns:
             start_score = start_score(np.tile(init_raw, (len(y_val), 1)), data_val, w_val)
         overrides = {} if n_estimators is None else {"n_estimators": n_estimators}
         overrides["n_iter_no_change"] = None if X_val is None else self.n_iter_no_change
+        overrides["continue_outputs"] = self._continued_outputs(objective)
+        if output_rounds is not None:
+            overrides.update(output_rounds=tuple(int(r) for r in output_rounds),
+                             n_estimators=max(int(np.max(output_rounds)), 1))
         params = self._engine_params(step, len(y), seed,
                                      tree_options=context.get("_tree_options_"), **overrides)
         desc = where.removeprefix(", ").replace("cross-validation ", "") or "boosting"
@@ -138,6 +144,16 @@ class FitRuns:
             curve = np.array([start_score, *ensemble.evals_result_["valid"][self._metric]])
         return Run(ensemble, objective, step, curve, linear=linear,
                    sizes=(params.num_leaves, params.min_child_samples))
+
+    def _continued_outputs(self, objective) -> tuple | None:
+        """The raw outputs per-parameter stopping grows on after the joint stop: all but
+        the dispersion (None: off, or a family without a dispersion parameter)."""
+        column = objective.dispersion_column()
+        if not getattr(self, "per_parameter_stopping", False) or column is None:
+            return None
+        frozen = set(np.atleast_1d(column).tolist())
+        kept = tuple(k for k in range(objective.n_outputs) if k not in frozen)
+        return kept or None
 
     def _calibrate(self, run: Run, val, context) -> float:
         """The dispersion shift minimising the validation loss at the kept round."""
@@ -184,10 +200,17 @@ class FitRuns:
 
         weights = [float(w[valid].sum()) for _, valid in folds]
         runs = [fit_fold(i, train, valid) for i, (train, valid) in enumerate(folds)]
-        best = best_cv_round([r.valid_curve for r in runs], weights)
+        # Under per-parameter stopping the joint round is chosen from the folds' joint
+        # (phase-1) curves, and the continued outputs add their mean gain beyond it.
+        joint = [r.ensemble.joint_rounds_ for r in runs]
+        best = best_cv_round([r.valid_curve if j is None else r.valid_curve[:j + 1]
+                              for r, j in zip(runs, joint, strict=True)], weights)
+        output_rounds = cv_output_rounds([r.ensemble for r in runs], weights, best)
         final = self._fit_rows(family, X, y, sample_weight, context=context, seed=seed,
-                               n_estimators=max(best, 1), penalty=penalty)
-        final.ensemble.best_iteration_ = min(best, final.ensemble.n_iter_)
+                               n_estimators=max(best, 1), penalty=penalty,
+                               output_rounds=output_rounds)
+        if output_rounds is None:
+            final.ensemble.best_iteration_ = min(best, final.ensemble.n_iter_)
         final.cv_curve = np.average(padded_curves([r.valid_curve for r in runs]), axis=0,
                                     weights=weights)
         column = final.objective.dispersion_column()
@@ -195,8 +218,9 @@ class FitRuns:
             oof = np.empty((n, final.objective.n_outputs))
             for run, (_, valid) in zip(runs, folds, strict=True):
                 X_valid = take_rows(X, valid)
-                raw = run.ensemble.predict_raw(self._tree_X(X_valid, context),
-                                               num_iteration=best)
+                raw = run.ensemble.predict_raw(
+                    self._tree_X(X_valid, context),
+                    num_iteration=best if output_rounds is None else None)
                 if run.linear is not None:
                     raw = raw + run.linear.offset(X_valid)
                 oof[valid] = np.maximum(raw, run.objective.raw_floor)

@@ -304,7 +304,8 @@ def test_engine_params_use_the_estimators_names_and_have_no_defaults_of_their_ow
         EngineParams(n_estimators=10)
     with_defaults = {f.name for f in dataclasses.fields(EngineParams)
                      if f.default is not dataclasses.MISSING}
-    assert with_defaults == {"clip_gradients", "per_parameter"}
+    assert with_defaults == {"clip_gradients", "per_parameter", "continue_outputs",
+                             "output_rounds"}
     params = engine_params(200)
     assert params.n_iter_no_change == OPTIONS["n_iter_no_change"].default
     assert params.learning_rate == OPTIONS["learning_rate"].default

@@ -1,0 +1,57 @@
+"""Per-parameter stopping's two-phase rule (distboost.boosting.output_stopping), on given
+validation-loss sequences: no trees involved."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from distboost.boosting.output_stopping import (
+    ParameterStopper,
+    per_output,
+    predict_per_output,
+)
+
+
+def _run(values, patience=2, k=2, cont=(0,)):
+    """Feed ``values`` (the validation loss of rounds 1, 2, ...) until the stopper says
+    stop; the rounds run and the stopper."""
+    stopper = ParameterStopper(k, patience, cont)
+    raw = np.zeros((3, k))
+    for r, v in enumerate(values, start=1):
+        raw = raw + 1.0
+        if stopper.update(stopper.scored(raw), v, r):
+            return r, stopper
+    return len(values), stopper
+
+
+def test_phase_two_grows_the_continued_output_past_the_joint_best_round():
+    # Joint best at round 2; rounds 3-4 do not improve (patience 2): phase 2 from round 5,
+    # the continued output improves at rounds 5 and 6, then stalls for 2 rounds.
+    rounds, s = _run([5.0, 4.0, 4.5, 4.2, 3.9, 3.8, 3.85, 3.9, 1.0])
+    assert s.joint_rounds == 4
+    assert s.best_rounds.tolist() == [6, 2]
+    assert s.frozen.tolist() == [False, True]
+    assert rounds == 8
+
+
+def test_phase_two_scores_the_frozen_outputs_at_their_best_round():
+    s = ParameterStopper(2, 1, (0,))
+    s.update(np.array([[1.0, 10.0]]), 2.0, 1)
+    s.update(np.array([[2.0, 20.0]]), 3.0, 2)  # no gain: phase 2 starts
+    mixed = s.scored(np.array([[3.0, 30.0]]))
+    assert mixed.tolist() == [[3.0, 10.0]]
+
+
+def test_no_continued_output_or_no_gain_stops_as_the_joint_rule():
+    rounds, s = _run([5.0, 4.0, 4.5, 4.6, 1.0], cont=(0, 1))
+    assert rounds == 4 and s.best_rounds.tolist() == [2, 2] and s.joint_rounds == 0
+    rounds, s = _run([5.0, 4.0, 4.5, 4.6, 4.1, 4.2, 1.0])
+    assert rounds == 6 and s.best_rounds.tolist() == [2, 2]
+
+
+def test_each_output_is_read_at_its_own_round():
+    def predict(X, r):  # output k at round r: 10 * k + r
+        return np.tile(10.0 * np.arange(3) + r, (len(X), 1))
+
+    out = predict_per_output(predict, np.zeros(2), per_output([5, 2, 7], iteration=4))
+    assert out.tolist() == [[4.0, 12.0, 24.0]] * 2
