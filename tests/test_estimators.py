@@ -52,7 +52,7 @@ def test_all_families_have_simulation_parameters():
     # (fast), where they also beat their marginal fit (slow tier).
     second_wave = {"cauchy", "half_normal", "inverse_gaussian", "loglogistic", "ordinal_logit",
                    "tweedie", "zero_adjusted_gamma", "zero_adjusted_lognormal",
-                   "zero_inflated_negative_binomial", "zero_inflated_poisson"}
+                   "zero_inflated_negative_binomial", "zero_inflated_poisson", "histogram"}
     # The vector families are fitted end to end in tests/test_multivariate_fit.py.
     vector = {"dirichlet", "multivariate_normal"}
     missing = set(db.families.available()) - set(BASE_PARAMS) - {"categorical"} - second_wave \

@@ -55,10 +55,10 @@ ROWS = {
 # get("categorical") needs n_classes): test_categorical_probs_and_ordered_only_errors below
 # covers it instead of the scipy table.
 # The second-wave families without a vectorised scipy law (zero-inflated and zero-adjusted,
-# tweedie, ordinal_logit) are checked against their references (statsmodels, hand-written
+# tweedie, ordinal_logit, histogram) are checked against their references (statsmodels, hand-written
 # laws) in tests/families/ (family_cases.py, test_end_to_end.py, their module tests).
 NO_SCIPY_LAW = {"zero_inflated_poisson", "zero_inflated_negative_binomial", "zero_adjusted_gamma",
-                "zero_adjusted_lognormal", "tweedie", "ordinal_logit"}
+                "zero_adjusted_lognormal", "tweedie", "ordinal_logit", "histogram"}
 FAMILIES = [f for f in db.families.available() if f != "categorical" and f not in NO_SCIPY_LAW
             and not db.families.get(f).multivariate]  # test_predictive_multivariate.py
 LEVELS = np.array([1e-4, 0.05, 0.2, 0.5, 0.77, 0.95, 0.999])

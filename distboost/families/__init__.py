@@ -13,6 +13,7 @@ from . import (  # noqa: F401  (registers them)
     continuous,
     dirichlet,
     discrete,
+    histogram,
     multivariate,
     ordinal,
     positive,

@@ -15,7 +15,7 @@ import distboost as db
 
 SECOND_WAVE = ["cauchy", "half_normal", "inverse_gaussian", "loglogistic", "zero_inflated_poisson",
                "zero_inflated_negative_binomial", "zero_adjusted_gamma",
-               "zero_adjusted_lognormal", "tweedie", "ordinal_logit"]
+               "zero_adjusted_lognormal", "tweedie", "ordinal_logit", "histogram"]
 
 
 def _data(name: str, n: int = 200, seed: int = 0, strength: float = 0.3):
