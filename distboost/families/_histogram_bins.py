@@ -15,12 +15,12 @@ equally spaced quantile levels of the training ``y`` (so each category holds abo
 number of rows); a value that holds many rows of an integer target gets a bin of its own.
 
 Each category has a *position* on the ``y`` axis (a bin's midpoint; one scale out into a
-tail) at which ``J + 1`` B-splines of degree ``min(3, J)`` are evaluated (knots equally spaced
-over the categories' ranks, placed at their positions, so at quantiles of ``y``); one spline,
-the middle one, is dropped because a constant shift of every logit changes nothing.  The
-resulting matrix ``Phi`` of shape (C, J) is the low-rank basis of the category logits
-(Kooperberg & Stone 1991, "A study of logspline density estimation", Comput. Stat. Data
-Anal. 12, 327-347).
+tail) at which ``J + 3`` cubic B-splines are evaluated (knots equally spaced over the
+categories' ranks, placed at their positions, so at quantiles of ``y``); their span less the
+constant, linear and quadratic functions of the position (the family's binned normal factor
+carries those), orthonormalised under the training frequencies, is the matrix ``Phi`` of shape
+(C, J): the low-rank shape basis of the category logits (Kooperberg & Stone 1991, "A study of
+logspline density estimation", Comput. Stat. Data Anal. 12, 327-347).
 """
 
 from __future__ import annotations

@@ -5,27 +5,29 @@ inner bins, upper tail; :mod:`distboost.families._histogram_bins`), uniform insi
 bin (over its integers for an integer target), exponential (geometric) in a tail, truncated
 at the support's bound.  The bins are fixed when the family first reads a training target
 (:meth:`Histogram.encode_target`: edges at quantiles of ``y``, the tails' scales from the rows
-beyond the outer edges) and saved with it.  The category probabilities are a softmax of
-logits that a low-rank basis spans,
+beyond the outer edges) and saved with it.  The category probabilities are a softmax,
 
-    logit_c(x) = log size_c + sum_j coef_j(x) Phi[c, j],        j = 0 .. J - 1,
+    logit_c(x) = log size_c - (t_c - loc(x))^2 / (2 scale(x)^2) + sum_j coef_j(x) Phi[c, j],
 
-``Phi`` cubic B-splines of the ``y`` position of each category (a binned log-spline density,
-Kooperberg & Stone 1991), so the model boosts ``J`` ensembles whatever the number of bins.  A
-category's ``size`` (width, count of integers, the tail's normaliser) makes ``exp(logit)`` its
-*level*: the density at ``y`` is ``exp(coef . Phi[c] - log Z)`` in an inner bin.  Global
-quadratics in ``y`` lie in the spline space, so binned normal laws of any location and scale
-(down to one bin) are members.
+``t_c`` the category's position on the ``y`` axis, ``size_c`` its width (count of integers,
+tail normaliser), ``Phi`` (C, J) shape functions: cubic B-splines of the position less their
+constant, linear and quadratic parts (a binned log-spline density, Kooperberg & Stone 1991,
+around a binned normal).  The model boosts ``J + 2`` ensembles (``loc``, ``scale``,
+``coef_0 .. coef_{J-1}``) whatever the number of bins; with the coefficients at 0 the law is
+a normal law binned on the categories, so the Normal family's location and spread are
+learned the same way and the coefficients add skew, several modes, or the uneven masses of
+integer levels.  A law narrower than a bin puts its mass on that bin: the bins bound the
+resolution (and the likelihood: no collapse onto a point).
 
-Closed forms (every row at once, ``O(n C J)``): the cdf is piecewise linear (a staircase for
+Closed forms (every row at once, ``O(n C K)``): the cdf is piecewise linear (a staircase for
 integers, exponential / geometric in the tails) and quantiles invert it exactly; mean and
 variance from the categories' moments; the CRPS ``E|X - y| - E|X - X'| / 2`` (Gneiting &
 Raftery 2007, eq. 21) from the categories' means, within-category mean absolute deviations
 and the ordered pairs ``E|X_c - X_c'| = mu_c' - mu_c`` (disjoint supports), summed with
-cumulative sums.  As an exponential family in ``coef``, the gradient of the NLL is
-``E_p[Phi] - Phi[c(y)]`` and its Hessian and Fisher information are both ``Cov_p(Phi)``, given
-in closed form (``raw_derivatives``); the default step is the natural one.  The start values
-are the weighted MLE of the category frequencies (Newton's method, a convex problem).
+cumulative sums.  With ``psi_c = d logit_c / d raw``, the gradient of the NLL is
+``E_p[psi] - psi_{c(y)}`` and the Fisher information ``Cov_p(psi)`` (``raw_derivatives``);
+the default step is the diagonal Fisher one.  The start values are the weighted MLE of the
+category frequencies (Fisher scoring).
 """
 
 from __future__ import annotations
@@ -50,6 +52,9 @@ __all__ = ["Histogram"]
 #: 3.34 / 2.52 with 8; wine quality (integers, at most 5 there) 0.281 / 0.296 with 4, 0.270 /
 #: 0.286 with 5.
 AUTO_BASIS = {False: 4, True: 8}
+#: The start's normal factor must stay within this many standard deviations of ``y`` (see
+#: :meth:`Histogram.start_values`).
+SANE_SCALE = 3.0
 
 
 class HistogramLaw(Distribution):
@@ -260,7 +265,7 @@ class Histogram(Family):
 
     # ------------------------------------------------------------------ categories
     def _category_moments(self) -> dict:
-        """Mean, second moment and ``E|X - X'|`` of every category, shape (C,) each."""
+        """Mean, variance and ``E|X - X'|`` of every category, shape (C,) each."""
         t = self._t
         lo, hi, a, s, length, kind = (t["lo"], t["hi"], t["anchor"], t["scale"], t["length"],
                                       t["kind"])
@@ -294,11 +299,11 @@ class Histogram(Family):
         tail = kind != 0
         sign = kind.to(torch.float64)
         mu = torch.where(tail, a + sign * et, mu_in)
-        ex2 = torch.where(tail, a * a + 2 * a * sign * et + et2, var_in + mu_in * mu_in)
+        var = torch.where(tail, et2 - et * et, var_in)  # about the category's own mean
         dd = torch.where(tail, d_t, d_in)
         keep = t["present"]
         zero = torch.zeros_like(mu)
-        return {"mu": torch.where(keep, mu, zero), "ex2": torch.where(keep, ex2, zero),
+        return {"mu": torch.where(keep, mu, zero), "var": torch.where(keep, var, zero),
                 "dd": torch.where(keep, dd, zero)}
 
     def _index(self, y: torch.Tensor) -> torch.Tensor:
@@ -436,9 +441,11 @@ class Histogram(Family):
         return self.probs(params) @ self._t["mu"]
 
     def variance(self, params):
+        """``sum_c p_c (var_c + (mu_c - mean)^2)``: centred, so an offset of ``y`` costs no
+        digits."""
         p = self.probs(params)
         m = p @ self._t["mu"]
-        return (p @ self._t["ex2"] - m * m).clamp(min=0.0)
+        return (p * (self._t["var"] + (self._t["mu"] - m[..., None]) ** 2)).sum(-1)
 
     def sample(self, params, m, seed):
         gen = torch.Generator().manual_seed(int(seed))
@@ -524,7 +531,10 @@ class Histogram(Family):
             second[:, 2:, 0] = second[:, 0, 2:]
             second[:, 2:, 1] = second[:, 1, 2:]
             second[:, 2:, 2:] = (p @ self._t["phi_outer"]).reshape(-1, j, j)
-        return logp, (psi0, psi1), mean, second - mean[:, :, None] * mean[:, None, :]
+        # A law on one category has no spread of psi: a ridge of 1e-12 keeps the information
+        # invertible (step="natural" solves with it per row).
+        eye = 1e-12 * torch.eye(k, dtype=torch.float64)
+        return logp, (psi0, psi1), mean, second - mean[:, :, None] * mean[:, None, :] + eye
 
     def fisher_information(self, raw):
         """``Cov_p(psi)``, shape (n, K, K), the logits' derivatives ``psi`` (see
@@ -550,7 +560,15 @@ class Histogram(Family):
         """Weighted MLE of the category frequencies (the likelihood depends on ``y`` through
         them only): Fisher scoring with a backtracking line search from the weighted mean and
         standard deviation of the positions and a flat shape (a ridge of ``1e-9`` on the
-        shape coefficients keeps them finite when a category is empty)."""
+        shape coefficients keeps them finite when a category is empty).
+
+        When the MLE's normal factor is no longer a bump on the data (``scale`` above
+        ``SANE_SCALE`` standard deviations of ``y``, or ``loc`` that far from its mean: a
+        bimodal or flat target, whose log-density the normal factor can only tilt), the start
+        keeps ``loc`` and ``scale`` at the mean and standard deviation and takes the shape's
+        MLE given them: boosting from a core of scale 700 (a linear tilt in disguise) stopped
+        after 13 rounds on two modes.
+        """
         lay = self._require_layout()
         idx = self._index(torch.from_numpy(np.array(y, dtype=np.float64))).numpy()
         freq = torch.as_tensor(np.bincount(idx, weights=w, minlength=lay.kind.size))
@@ -560,6 +578,14 @@ class Histogram(Family):
         sd = max(float(freq @ (pos - mean) ** 2) ** 0.5, 1e-3 * float(pos[-1] - pos[0]))
         raw = torch.zeros((1, self.n_params), dtype=torch.float64)
         raw[0, 0], raw[0, 1] = mean, math.log(sd)
+        fit = self._scoring(raw, freq, free=slice(0, None))
+        if not (fit[0, 1] <= math.log(SANE_SCALE * sd)
+                and abs(float(fit[0, 0]) - mean) <= SANE_SCALE * sd):
+            fit = self._scoring(raw, freq, free=slice(2, None))
+        return {p: float(v[0]) for p, v in self.params_from_raw(fit).items()}
+
+    def _scoring(self, raw, freq, free: slice):
+        """Fisher scoring of the outputs ``free`` (the others fixed) on the frequencies."""
         ridge = torch.full((self.n_params,), 2e-9, dtype=torch.float64)
         ridge[:2] = 0.0
 
@@ -568,20 +594,23 @@ class Histogram(Family):
             return float(-(freq * torch.where(freq > 0, logp, 0.0)).sum()
                          + 0.5 * (ridge * r[0] * r[0]).sum())
 
+        raw = raw.clone()
         for _ in range(200):
-            logp, (psi0, psi1), m, cov = self._score_moments(raw)
-            own = torch.cat([(freq * psi0[0])[None].sum(-1, keepdim=True),
-                             (freq * psi1[0])[None].sum(-1, keepdim=True),
-                             (freq @ self._t["phi"])[None]], dim=-1)
-            grad = (m - own + ridge * raw)[0]
-            info = cov[0] + torch.diag(ridge) + 1e-12 * torch.eye(self.n_params,
-                                                                  dtype=torch.float64)
-            step = torch.linalg.solve(info, grad)
+            _, (psi0, psi1), m, cov = self._score_moments(raw)
+            own = torch.cat([(freq * psi0[0]).sum().reshape(1), (freq * psi1[0]).sum().reshape(1),
+                             freq @ self._t["phi"]])
+            grad = (m[0] - own + ridge * raw[0])[free]
+            if grad.numel() == 0:
+                break
+            info = (cov[0] + torch.diag(ridge))[free, free]
+            step = torch.zeros(self.n_params, dtype=torch.float64)
+            step[free] = torch.linalg.solve(
+                info + 1e-12 * torch.eye(grad.numel(), dtype=torch.float64), grad)
             f0, t_ = objective(raw), 1.0
             while t_ > 1e-12 and not objective(raw - t_ * step) <= f0 - 1e-4 * t_ * float(
-                    grad @ step):
+                    grad @ step[free]):
                 t_ *= 0.5
             raw = raw - t_ * step
             if float(grad.abs().max()) < 1e-12 or t_ <= 1e-12:
                 break
-        return {p: float(v[0]) for p, v in self.params_from_raw(raw).items()}
+        return raw
