@@ -116,7 +116,7 @@ class Histogram(Family):
         The fitted layout (set by :meth:`encode_target`, saved with the family); None for
         the placeholder that ``get("histogram")`` returns.
     links : dict, optional
-        Only ``"identity"`` links (the coefficients are logits' weights).
+        Only the fixed links (``loc`` and ``coef_j`` identity, ``scale`` exp) are accepted.
     """
 
     name = "histogram"
@@ -145,10 +145,10 @@ class Histogram(Family):
                 raise ValueError(f"Family 'histogram': {what} must be a finite number or None"
                                  f"{' or auto' if what == 'low' else ''}; got {v!r}.")
         bad = sorted(p for p, lk in (links or {}).items() if str(getattr(lk, "name", lk))
-                     != "identity")
+                     != ("exp" if p == "scale" else "identity"))
         if bad:
-            raise ValueError(f"Family 'histogram' has identity links only (its parameters are "
-                             f"the weights of logits); got overrides for {bad}.")
+            raise ValueError(f"Family 'histogram' has fixed links (loc and the coefficients "
+                             f"identity, scale exp); got other links for {bad}.")
         self.n_bins = int(n_bins)
         self.n_basis = n_basis if n_basis == "auto" else int(n_basis)
         self.low = None if low is None else (low if low == "auto" else float(low))

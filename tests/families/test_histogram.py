@@ -117,7 +117,7 @@ def test_integer_target_gets_integer_bins_and_a_bin_per_heavy_value():
 @pytest.mark.parametrize("make, match", [
     (lambda: _built(np.full(5, 3.0)), "at least 2 distinct values of y to place its bins; "
                                       "all 5 rows equal 3"),
-    (lambda: Histogram(links={"loc": "softplus"}), "identity links only"),
+    (lambda: Histogram(links={"loc": "softplus"}), "fixed links"),
     (lambda: Histogram(n_bins=0), "n_bins >= 1"),
     (lambda: _built([1.0, -2.0, 3.0], low=0.0), "1 of 3 rows below low=0"),
     (lambda: _built([1.0, 2.0, 3.0], low=0.5, discrete=True), "integer bounds"),
