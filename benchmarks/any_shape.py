@@ -126,7 +126,10 @@ def markdown(df: pd.DataFrame, argv) -> str:
         best = crps.loc[d, methods].idxmin()
         cells = []
         for m in methods:
-            txt = _ms(sub[sub.method == m]["crps"])
+            runs = sub[sub.method == m]
+            txt = _ms(runs["crps"])
+            if txt and runs.split.nunique() < sub.split.nunique():
+                txt += f" ({runs.split.nunique()} splits)"
             cells.append(f"**{txt}**" if m == best else txt)
         lines.append(f"| {d} | {sub.split.nunique()} | " + " | ".join(cells) + " |")
     lines += ["", "Every metric (NLL of a law on the integers is a log-probability, marked "
