@@ -34,7 +34,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.metrics import accuracy_score, log_loss
 from sklearn.model_selection import train_test_split
 
-from distboost.classifier import DistributionalClassifier
+from distboost.estimators.classifier import DistributionalClassifier
 
 DATASETS = {"breast_cancer": load_breast_cancer, "digits": load_digits}
 

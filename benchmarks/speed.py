@@ -94,14 +94,15 @@ def engine_fit(X, y, rounds: int):
     import torch
 
     import distboost as db
-    from distboost.boosting import EngineParams, fit_boosting
+    from distboost.boosting import fit_boosting
+    from distboost.estimators.options import engine_params
 
     fam = db.families.get("normal")
     y_t = torch.as_tensor(y)
     init = [float(np.mean(y)), float(np.log(np.std(y)))]
-    params = EngineParams(n_estimators=rounds, learning_rate=0.1, step="natural",
-                          num_leaves=31, min_child_samples=20, n_iter_no_change=None,
-                          n_jobs=THREADS, random_state=0)
+    params = engine_params(len(y), n_estimators=rounds, learning_rate=0.1, step="natural",
+                           num_leaves=31, min_child_samples=20, n_iter_no_change=None,
+                           n_jobs=THREADS, random_state=0)
     return fit_boosting(lambda raw, d: fam.nll(raw, d["y"]), init, X, {"y": y_t},
                         params=params, fisher=lambda raw, d: fam.fisher_information(raw),
                         derivatives=lambda raw, d: fam.raw_derivatives(raw, d["y"]))

@@ -2,7 +2,7 @@
 
 The write-up this project grew from fits a varying-coefficient model with boosted
 coefficients and finds its RMSE on par with ``GradientBoostingRegressor``.  This script
-measures that claim for :class:`~distboost.varying.VaryingCoefficientRegressor` on the UCI
+measures that claim for :class:`~distboost.VaryingCoefficientRegressor` on the UCI
 regression splits of Hernandez-Lobato & Adams (2015) (``../shared/data/uci``), both models
 with the same rounds, depth and learning rate and no early stopping:
 
@@ -34,7 +34,7 @@ import numpy as np
 from sklearn.ensemble import GradientBoostingRegressor
 
 from distboost.datasets import load_uci
-from distboost.varying import VaryingCoefficientRegressor
+from distboost.estimators.varying import VaryingCoefficientRegressor
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "uci"
 DATASETS = ("concrete", "energy", "kin8nm", "power-plant", "wine-quality-red", "yacht")

@@ -7,19 +7,21 @@
 from . import censored, datasets, families, links, metrics
 from . import plotting as plot  # db.plot, the name in DESIGN.md
 from ._version import __version__
-from .booster import Booster
-from .classifier import DistributionalClassifier
-from .estimators import DistributionalRegressor
-from .explain import Explanation
+from .conformal import ConformalRegressor
+from .estimators import (
+    Booster,
+    DistributionalClassifier,
+    DistributionalRegressor,
+    Explanation,
+    VaryingCoefficientRegressor,
+)
 from .persistence import load
-from .predictive import Predictive
-from .predictive_multivariate import MultivariatePredictive
+from .predictive import MultivariatePredictive, Predictive
 from .selection import compare_families
-from .varying import VaryingCoefficientRegressor
 
 __all__ = [
-    "Booster", "DistributionalClassifier", "DistributionalRegressor", "Explanation",
-    "MultivariatePredictive", "Predictive", "censored",
+    "Booster", "ConformalRegressor", "DistributionalClassifier", "DistributionalRegressor",
+    "Explanation", "MultivariatePredictive", "Predictive", "censored",
     "VaryingCoefficientRegressor", "compare_families", "datasets",
     "families", "links", "load", "metrics", "plot",
     "__version__",

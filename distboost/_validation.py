@@ -1,20 +1,24 @@
 """Input validation for the estimators, in one place and one style.
 
 Every check raises ``ValueError`` whose message names the problem, the argument and how many
-rows are affected, before any torch or LightGBM code sees the data.  The table of bad inputs
-and their errors is in ``docs/errors.md``.
+rows are affected, before any torch or LightGBM code sees the data (:func:`check_target` the
+target against a family's support, through the family's own ``validate_y``).  The table of bad
+inputs and their errors is in ``docs/errors.md``.
 """
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral
 
 import numpy as np
 import pandas as pd
-from sklearn.utils.validation import _check_feature_names, _check_n_features, check_array
+from sklearn.exceptions import DataConversionWarning
+from sklearn.utils.validation import validate_data
 
-__all__ = ["check_X", "check_sample_weight", "check_eval_set", "check_consistent_rows", "int_seed",
-           "take_rows", "resolve_columns", "take_columns", "numeric_columns"]
+__all__ = ["check_target", "check_X", "check_sample_weight", "check_eval_set",
+           "check_consistent_rows", "int_seed", "take_rows", "resolve_columns", "take_columns",
+           "numeric_columns"]
 
 
 def check_X(estimator, X, *, reset: bool):
@@ -38,8 +42,8 @@ def check_X(estimator, X, *, reset: bool):
     ndarray or DataFrame of shape (n, p)
     """
     if isinstance(X, pd.DataFrame):
-        _check_feature_names(estimator, X, reset=reset)
-        _check_n_features(estimator, X, reset=reset)
+        # Records or checks feature_names_in_ and n_features_in_; the frame stays a frame.
+        validate_data(estimator, X, reset=reset, skip_check_array=True)
         if X.shape[0] == 0:
             raise ValueError(f"X has 0 rows (shape {X.shape}); at least 1 row is required.")
         X = X.copy()
@@ -86,12 +90,11 @@ def check_X(estimator, X, *, reset: bool):
             else:
                 raise ValueError(f"Column {col!r} of X has unsupported dtype {dtype}.")
         return X
-    _check_feature_names(estimator, X, reset=reset)
+    # Feature names of X as given, then check_array, then n_features_in_ of the array.
     # float32 stays float32 (LightGBM bins either; a copy of a large X costs memory).
-    X = check_array(X, dtype=(np.float64, np.float32), ensure_all_finite="allow-nan",
-                    input_name="X")
-    _check_n_features(estimator, X, reset=reset)
-    return X
+    # estimator=None keeps check_array's messages free of the estimator's name.
+    return validate_data(estimator, X, reset=reset, estimator=None,
+                         dtype=(np.float64, np.float32), ensure_all_finite="allow-nan")
 
 
 def _check_numeric_categories(column: pd.Series, col, cats: list, all_missing: bool) -> None:
@@ -262,3 +265,47 @@ def take_columns(X, index: np.ndarray):
         return X
     return X.iloc[:, index] if isinstance(X, pd.DataFrame) else X[:, index]
 
+
+def check_target(family, y, name: str = "y") -> np.ndarray:
+    """Validate a regression target for ``family``: numeric, at least one row, inside the
+    family's support (a column vector is used as 1-D, with scikit-learn's warning).
+
+    Returns
+    -------
+    ndarray of shape (n,) or (n, 2), float64
+    """
+    if y is None:
+        raise ValueError(
+            f"This estimator requires y to be passed, but the target {name} is None."
+        )
+    encode = getattr(family, "encode_target", None)  # e.g. ordered labels -> class indices
+    if encode is not None:
+        y = _naming(name, encode, y)
+    if isinstance(y, pd.DataFrame | pd.Series):
+        y = y.to_numpy()
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn(
+            f"A column-vector {name} was passed when a 1d array was expected; "
+            "it is used as a 1-D array.", DataConversionWarning, stacklevel=4,
+        )
+        y = y[:, 0]
+    if y.dtype.kind not in "biuf":
+        try:
+            y = y.astype(np.float64)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"Target {name} must be numeric, got dtype {y.dtype}.") from err
+    if y.ndim == 1 and y.shape[0] == 0:
+        raise ValueError(f"Target {name} has 0 rows; at least 1 row is required.")
+    return _naming(name, family.validate_y, y)
+
+
+def _naming(name: str, check, y):
+    """``check(y)``, its ValueError prefixed with ``name`` unless it is the plain ``y``
+    (e.g. "y of eval_set: ...")."""
+    try:
+        return check(y)
+    except ValueError as err:
+        if name != "y":
+            raise ValueError(f"{name}: {err}") from err
+        raise

@@ -23,7 +23,8 @@ import numpy as np
 
 from ._version import __version__
 
-__all__ = ["FORMAT_VERSION", "save", "load", "loadable"]
+__all__ = ["FORMAT_VERSION", "save", "load", "loadable", "estimator_to_dict",
+           "estimator_from_dict"]
 
 FORMAT = "distboost-model"
 #: Version 2: the fitted state as the estimator gives it, the family's whole state.
@@ -68,12 +69,58 @@ def _params(estimator) -> dict:
     if family is not None and not isinstance(family, str):
         params["family"] = {"family_state": family.get_state()}
     for name, value in params.items():
+        if type(value).__name__ in _LOADABLE and _LOADABLE[type(value).__name__] is type(value):
+            # an estimator given as a parameter (e.g. ConformalRegressor(estimator=...)):
+            # its class and constructor parameters
+            params[name] = {"estimator_params": estimator_to_dict(value, fitted=False)}
+    for name, value in params.items():
         if callable(value) and not isinstance(value, type):
             raise ValueError(
                 f"Parameter {name}={value!r} is a Python callable, which the safe text format "
                 "cannot hold; use pickle or joblib instead."
             )
     return _jsonable(params)
+
+
+def estimator_to_dict(estimator, fitted: bool = True) -> dict:
+    """An estimator as JSON values: ``{"estimator": class name, "params": ..., "state": ...}``
+    (``state`` only when ``fitted``), for :func:`save` and for estimators that hold others.
+
+    Raises
+    ------
+    ValueError
+        If its class is not loadable, or a parameter cannot be saved (a scikit-learn
+        ``base_learner``, a callable).
+    """
+    name = type(estimator).__name__
+    if _LOADABLE.get(name) is not type(estimator):
+        raise ValueError(
+            f"{name} is not a loadable class, so it cannot be saved in the safe format; use "
+            "pickle or joblib."
+        )
+    out = {"estimator": name, "params": _params(estimator)}
+    if fitted:
+        out["state"] = _jsonable(estimator._get_state())
+    return out
+
+
+def estimator_from_dict(d: dict):
+    """Rebuild what :func:`estimator_to_dict` gave (fitted when it holds a ``state``)."""
+    from .families import from_state
+
+    cls = _LOADABLE.get(d.get("estimator"))
+    if cls is None:
+        raise ValueError(f"Unknown estimator {d.get('estimator')!r} in a saved model.")
+    params = dict(d["params"])
+    for name, value in params.items():
+        if isinstance(value, dict) and "family_state" in value:
+            params[name] = from_state(value["family_state"])
+        elif isinstance(value, dict) and "estimator_params" in value:
+            params[name] = estimator_from_dict(value["estimator_params"])
+    estimator = cls(**params)
+    if "state" in d:
+        estimator._set_state(d["state"])
+    return estimator
 
 
 def save(estimator, path) -> None:
@@ -90,19 +137,11 @@ def save(estimator, path) -> None:
     from sklearn.utils.validation import check_is_fitted
 
     check_is_fitted(estimator)
-    name = type(estimator).__name__
-    if _LOADABLE.get(name) is not type(estimator):
-        raise ValueError(
-            f"{name} is not a loadable class, so it cannot be saved in the safe format; use "
-            "pickle or joblib."
-        )
     body = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "distboost_version": __version__,
-        "estimator": name,
-        "params": _params(estimator),
-        "state": _jsonable(estimator._get_state()),
+        **estimator_to_dict(estimator),
     }
     doc = {**body, "sha256": _checksum(body)}
     Path(path).write_text(json.dumps(doc, allow_nan=True), encoding="utf-8")
@@ -117,8 +156,6 @@ def load(path):
         If the file is not a distboost model, comes from another format version, or was
         truncated or edited (checksum mismatch).
     """
-    from .families import from_state
-
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -147,13 +184,6 @@ def load(path):
     checksum = doc.pop("sha256", None)
     if checksum != _checksum(doc):
         raise ValueError(f"{path} failed its checksum: the file was edited or corrupted.")
-    cls = _LOADABLE.get(doc.get("estimator"))
-    if cls is None:
+    if doc.get("estimator") not in _LOADABLE:
         raise ValueError(f"{path} holds an unknown estimator {doc.get('estimator')!r}.")
-    params = dict(doc["params"])
-    family = params.get("family")
-    if isinstance(family, dict) and "family_state" in family:
-        params["family"] = from_state(family["family_state"])
-    estimator = cls(**params)
-    estimator._set_state(doc["state"])
-    return estimator
+    return estimator_from_dict(doc)

@@ -23,7 +23,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from distboost.booster import Booster  # noqa: E402
+from distboost.estimators.booster import Booster  # noqa: E402
 
 
 def squared(raw, data):
@@ -104,7 +104,7 @@ def main(argv=None) -> dict:
     ax.set_xlabel("x")
     ax.set_ylabel("y")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
-    ax.set_title("Custom torch losses boosted by distboost.booster.Booster")
+    ax.set_title("Custom torch losses boosted by distboost.estimators.booster.Booster")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     fig.savefig(out / "custom_loss.png", dpi=110, bbox_inches="tight")

@@ -37,7 +37,7 @@ from sklearn.datasets import load_digits  # noqa: E402
 from sklearn.metrics import log_loss  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 
-from distboost.booster import Booster  # noqa: E402
+from distboost.estimators.booster import Booster  # noqa: E402
 
 M = 2  # width of h(x), as in the write-up's penultimate layer
 

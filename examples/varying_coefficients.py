@@ -23,7 +23,7 @@ import pandas as pd  # noqa: E402
 
 from distboost import plotting  # noqa: E402
 from distboost.datasets import load_uci  # noqa: E402
-from distboost.varying import VaryingCoefficientRegressor  # noqa: E402
+from distboost.estimators.varying import VaryingCoefficientRegressor  # noqa: E402
 
 UCI = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "uci"
 NOISE = 0.25

@@ -18,6 +18,9 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import torch
 from hypothesis import settings
 
@@ -31,3 +34,8 @@ settings.load_profile("fast")
 def pytest_configure(config):
     if hasattr(config, "workerinput"):  # a pytest-xdist worker
         torch.set_num_threads(1)
+
+
+# The shared family case table (tests/families/family_cases.py) is imported by name from
+# every test folder.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "families"))

@@ -99,3 +99,11 @@ def test_multivariate_power_plant(tmp_path):
     # correlation in the middle temperature bins, predicted and in the held-out residuals.
     predicted, residual = res["rho_by_temperature"][2]
     assert predicted < -0.2 and residual < -0.2
+
+
+@pytest.mark.slow  # 12 models; ConformalRegressor's fast tests: tests/conformal/
+def test_conformal(tmp_path):
+    res = _load("conformal").main(["--out", str(tmp_path), "--reps", "1"])
+    assert (tmp_path / "conformal_coverage.png").stat().st_size > 10_000
+    gaps = [abs(c - level) for c, level in zip(res["conformal"], res["levels"], strict=True)]
+    assert max(gaps) < 0.06

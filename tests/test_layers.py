@@ -1,5 +1,6 @@
-"""The layers of docs/DESIGN.md hold in the code: no import cycle inside ``distboost`` and no
-module importing a module of a higher layer.
+"""The layers of docs/DESIGN.md hold in the code: one package per layer, no import cycle inside
+``distboost``, no module importing a module of a higher layer, and no module importing a private
+module (a name starting with ``_``) of another package.
 
 Every module under ``distboost/`` is parsed with :mod:`ast`; every ``import`` and
 ``from ... import`` counts, at module level and inside functions or classes alike (a lazy
@@ -35,28 +36,24 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # (the DESIGN table lists datasets last, but it imports nothing and the CLI demo uses it,
     # so it is a leaf here).
     ("leaves", ("distboost._validation", "distboost.censored", "distboost.datasets",
-                "distboost._version", "distboost._progress")),
+                "distboost._version")),
     ("links", ("distboost.links",)),
     ("families", ("distboost.families",)),
-    ("predictive", ("distboost.predictive", "distboost.predictive_multivariate")),
+    ("predictive", ("distboost.predictive",)),
     ("metrics", ("distboost.metrics",)),
     ("boosting", ("distboost.boosting",)),
     ("objective", ("distboost.objective",)),
-    # helpers of the estimators: the option table, dispersion calibration, the number of
-    # rounds by CV, the penalised linear start
-    # (`_tree_options` resolves the tree options against X, `explain` turns TreeSHAP values
-    # into an Explanation through the estimators' hooks: both below the estimators, whose
-    # methods call them)
-    ("estimator helpers", ("distboost._options", "distboost.calibration", "distboost._rounds",
-                           "distboost.linear_start", "distboost._tree_options",
-                           "distboost.explain")),
     ("persistence", ("distboost.persistence",)),
-    ("estimators", ("distboost._base", "distboost.estimators", "distboost.classifier",
-                    "distboost.varying", "distboost.booster")),
+    # the estimators and the machinery of their fit: options, rounds, linear start,
+    # calibration, progress bars, explanations (one package, one layer)
+    ("estimators", ("distboost.estimators",)),
     ("dask", ("distboost.dask",)),
-    ("selection", ("distboost.selection", "distboost._degeneracy")),
-    ("plotting", ("distboost.plotting", "distboost._explain_plots", "distboost._survival_plots",
-                  "distboost._multivariate_plots")),
+    ("selection", ("distboost.selection",)),
+    # wrappers and workflows above the estimators, using them through their public names:
+    # conformal calibration, forecasting (issues 29 and 27)
+    ("conformal", ("distboost.conformal",)),
+    ("forecasting", ("distboost.forecasting",)),
+    ("plotting", ("distboost.plotting",)),
     ("cli", ("distboost.cli", "distboost.__main__")),
     ("package", ("distboost",)),  # distboost/__init__.py: the public facade
 ]
@@ -219,6 +216,58 @@ def test_known_violations_are_not_stale():
     assert not legal, f"These listed edges break no rule any more: delete them: {legal}"
 
 
+
+def private_owner(module: str) -> str | None:
+    """The package a private module belongs to, or None for a public module: for
+    ``distboost.families._special`` that is ``distboost.families`` (the first component
+    starting with ``_``, dunder names aside, makes the rest private to its parent)."""
+    parts = module.split(".")
+    for i, part in enumerate(parts[1:], start=1):
+        if part.startswith("_") and not part.startswith("__"):
+            return ".".join(parts[:i])
+    return None
+
+
+def private_imports(graph) -> list[str]:
+    """Edges into a private module from outside the package that owns it."""
+    bad = []
+    for a, targets in sorted(graph.items()):
+        for b, lines in sorted(targets.items()):
+            owner = private_owner(b)
+            if owner is not None and not (a == owner or a.startswith(owner + ".")):
+                bad.append(f"{a} imports {b} (private to {owner}) at line(s) {lines}")
+    return bad
+
+
+def test_no_module_imports_a_private_module_of_another_package():
+    bad = private_imports(GRAPH)
+    assert not bad, ("Other packages use a package through its public modules and names:\n"
+                     + "\n".join(bad))
+
+
+#: The rooms of the house (docs/architecture.md): one package per layer, and the few
+#: top-level modules that are a layer of their own or a leaf every layer uses.
+PACKAGES = {"boosting", "conformal", "dask", "estimators", "families", "forecasting", "metrics",
+            "plotting", "predictive", "selection"}
+TOP_LEVEL_MODULES = {"__init__", "__main__", "_validation", "_version", "censored", "cli",
+                     "datasets", "links", "objective", "persistence"}
+
+
+def test_the_package_has_one_folder_per_layer_and_few_top_level_modules():
+    folders = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+    modules = {p.stem for p in PACKAGE.glob("*.py")}
+    assert folders <= PACKAGES, f"New folders {sorted(folders - PACKAGES)}: add them here"
+    assert {"estimators", "predictive", "plotting", "selection"} <= folders
+    assert modules <= TOP_LEVEL_MODULES, (
+        f"New top-level modules {sorted(modules - TOP_LEVEL_MODULES)}: put them in the package "
+        "of their layer")
+
+
+def test_no_module_is_over_600_lines():
+    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600}
+    assert not long, f"Modules over 600 lines (split them by job): {long}"
+
 # ---------------------------------------------------------------------- the checker itself
 def test_the_checker_sees_lazy_relative_and_absolute_imports(tmp_path):
     pkg = tmp_path / "distboost"
@@ -245,10 +294,27 @@ def test_the_checker_sees_lazy_relative_and_absolute_imports(tmp_path):
     ("distboost.links", "links"), ("distboost.families.base", "families"),
     ("distboost.families._inversion", "families"), ("distboost.predictive", "predictive"),
     ("distboost.metrics.scorers", "metrics"), ("distboost.boosting.engine", "boosting"),
-    ("distboost.varying", "estimators"), ("distboost", "package"),
+    ("distboost.estimators.varying", "estimators"), ("distboost", "package"),
 ])
 def test_layer_lookup(module, layer):
     assert LAYERS[layer_of(module)][0] == layer
+
+
+@pytest.mark.parametrize(("module", "owner"), [
+    ("distboost.families._special", "distboost.families"), ("distboost._validation", "distboost"),
+    ("distboost.families.crps", None), ("distboost.dask._worker", "distboost.dask"),
+    ("distboost.plotting._axes", "distboost.plotting"), ("distboost.__main__", None),
+])
+def test_private_owner(module, owner):
+    assert private_owner(module) == owner
+
+
+def test_the_private_rule_flags_an_import_from_another_package():
+    graph = {"distboost.metrics.x": {"distboost.families._crps": [3], "distboost._validation": [4]},
+             "distboost.families.y": {"distboost.families._crps": [5]}}
+    assert private_imports(graph) == [
+        "distboost.metrics.x imports distboost.families._crps (private to distboost.families) "
+        "at line(s) [3]"]
 
 
 def test_an_unplaced_module_has_no_layer():

@@ -1,7 +1,5 @@
 """Tests of distboost._validation: each bad input gets a ValueError naming it."""
 
-from types import SimpleNamespace
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -145,7 +143,7 @@ def test_float32_features_stay_float32_and_predict_like_float64():
     X = rng.normal(size=(300, 3)).astype(np.float32)
     y = X[:, 0].astype(np.float64) + rng.normal(size=300)
 
-    assert check_X(SimpleNamespace(), X, reset=True).dtype == np.float32
+    assert check_X(_Est(), X, reset=True).dtype == np.float32
     kw = dict(n_estimators=20, early_stopping=False, random_state=0)
     a = db.DistributionalRegressor(**kw).fit(X, y)
     b = db.DistributionalRegressor(**kw).fit(X.astype(np.float64), y)

@@ -39,6 +39,11 @@ __all__ = ["EngineParams", "fit_boosting", "FittedEnsemble", "STEP_RULES"]
 class EngineParams:
     """Options of the boosting engine (see :class:`~distboost.DistributionalRegressor`).
 
+    Every field but ``clip_gradients`` and ``per_parameter`` (off when None) is required:
+    the defaults live once, in the estimators' option table
+    (:mod:`distboost.estimators.options`, whose ``engine_params`` builds one at the
+    estimators' defaults).
+
     ``n_iter_no_change=None`` records the validation loss without stopping (every round is
     kept; the estimators' name, formerly ``early_stopping_rounds``).  ``clip_gradients=(lo,
     hi)`` clips each column of the loss gradient to its ``lo`` and ``hi`` quantiles over the
@@ -58,29 +63,29 @@ class EngineParams:
     one's multiplies its step.
     """
 
-    n_estimators: int = 1000
-    learning_rate: float = 0.05
-    step: str = "fisher"
-    num_leaves: int = 31
-    max_depth: int = -1
-    min_child_samples: int = 20
-    subsample: float = 1.0
-    colsample: float = 1.0
-    reg_lambda: float = 0.0
-    max_bin: int = 255
-    n_iter_no_change: int | None = 50
-    random_state: int | None = None
-    n_jobs: int | None = None
-    verbose: int = 0
-    base_learner: object | None = None
+    n_estimators: int
+    learning_rate: float
+    step: str
+    num_leaves: int
+    max_depth: int
+    min_child_samples: int
+    subsample: float
+    colsample: float
+    reg_lambda: float
+    max_bin: int
+    n_iter_no_change: int | None
+    random_state: int | None
+    n_jobs: int | None
+    verbose: int
+    base_learner: object | None
+    backend: str | None
+    monotone_constraints: tuple | None
+    interaction_constraints: tuple | None
+    min_split_gain: float
+    extra_trees: bool
+    path_smooth: float
+    max_cat_to_onehot: int
     clip_gradients: tuple[float, float] | None = None
-    backend: str | None = None
-    monotone_constraints: tuple | None = None
-    interaction_constraints: tuple | None = None
-    min_split_gain: float = 0.0
-    extra_trees: bool = False
-    path_smooth: float = 0.0
-    max_cat_to_onehot: int = 4
     per_parameter: tuple | None = None
 
 

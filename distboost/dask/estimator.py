@@ -34,11 +34,11 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .. import families as _families
-from .._options import Option, OptionsMixin
-from .._validation import check_eval_set, int_seed
+from .._validation import check_eval_set, check_target, int_seed
 from ..boosting.engine import MAX_HALVINGS, FittedEnsemble
 from ..boosting.xgboost_backend import XGBoostModel, xgb_params
-from ..estimators import DistributionalRegressor, check_target
+from ..estimators import DistributionalRegressor
+from ..estimators.options import Option, OptionsMixin
 from ..objective import FamilyObjective
 from ._data import TrainingFrame, as_frame, place
 from ._reduce import global_curvature, holdout_split, refine_start, target_pass

@@ -2,32 +2,35 @@
 
 ``available()`` lists the registered names, ``get(name, links=...)`` builds one,
 ``register`` (a decorator) adds a user-defined :class:`Family`, and ``from_state`` rebuilds a
-family from ``Family.get_state()``.  ``Censored`` and ``Truncated`` wrap any continuous family
+family from ``Family.get_state()``.  Every public module of this package is imported when the
+package is (:func:`_register_all`): a family file registers its families with ``@register``,
+so adding a family is adding its file.  ``Censored`` and ``Truncated`` wrap any continuous family
 (one base, :class:`~distboost.families.wrapper.Wrapped`).
 """
 
-from . import (  # noqa: F401  (registers them)
-    bounded,
-    categorical,
-    censored,
-    continuous,
-    dirichlet,
-    discrete,
-    histogram,
-    multivariate,
-    ordinal,
-    positive,
-    tweedie,
-    zero_adjusted,
-    zero_inflated,
-)
+import importlib as _importlib
+import pkgutil as _pkgutil
+
 from .base import Family
+from .calibrated import Calibrated
 from .censored import Censored
 from .mixture import Mixture
 from .registry import available, from_state, get, register
 from .support import Support
+from .table import table, table_markdown
 from .truncated import Truncated
 from .wrapper import Wrapped
 
-__all__ = ["Censored", "Family", "Mixture", "Support", "Truncated", "Wrapped", "available",
-           "from_state", "get", "register"]
+__all__ = ["Calibrated", "Censored", "Family", "Mixture", "Support", "Truncated", "Wrapped",
+           "available", "from_state", "get", "register", "table", "table_markdown"]
+
+
+def _register_all() -> None:
+    """Import every public module of this package: each registers its families with the
+    ``@register`` decorator, so a new family is one new file (no import list to edit)."""
+    for module in _pkgutil.iter_modules(__path__):
+        if not module.name.startswith("_"):
+            _importlib.import_module(f"{__name__}.{module.name}")
+
+
+_register_all()

@@ -7,7 +7,7 @@
 * :func:`stdtr_ad`: the Student-t cdf ``F_df(t)`` (scipy's ``stdtr``) with gradients in ``t``
   (the density) and ``df`` (central finite difference).
 
-For the closed-form CRPS (:mod:`distboost.families._crps`), scipy's forward values with
+For the closed-form CRPS (:mod:`distboost.families.crps`), scipy's forward values with
 gradients:
 
 * :func:`betainc_ad`: the regularised incomplete beta ``I_x(a, b)``; ``d/dx`` the beta
@@ -40,7 +40,8 @@ import numpy as np
 import scipy.special as sc
 import torch
 
-__all__ = ["gammainc_ad", "gammaincc_ad", "stdtr_ad", "lgamma_ratio", "nb_information",
+__all__ = ["EULER_GAMMA", "gammainc_ad",
+           "gammaincc_ad", "stdtr_ad", "lgamma_ratio", "nb_information",
            "studentt_log_prob", "betainc_ad", "betaln_ad", "hyp2f1_half_two", "exp1_of_exp"]
 
 
@@ -136,7 +137,8 @@ class _BetaLn(torch.autograd.Function):
                 _reduce(grad * (torch.special.digamma(b) - dab), ctx.shapes[1]))
 
 
-_EULER_GAMMA = 0.5772156649015329
+#: The Euler-Mascheroni constant (the one definition the families use).
+EULER_GAMMA = 0.5772156649015329
 
 
 class _Exp1OfExp(torch.autograd.Function):
@@ -148,7 +150,7 @@ class _Exp1OfExp(torch.autograd.Function):
             x = np.exp(-zn)
             # E1(x) = -gamma - log x + x - x^2/4 + ... (A&S 5.1.11): below x = 1e-10 three
             # terms are exact in float64, and stay finite where exp(-z) underflows to 0.
-            small = -_EULER_GAMMA + zn + x
+            small = -EULER_GAMMA + zn + x
             out = np.where(zn > 23.0, small, sc.exp1(np.where(zn > 23.0, 1.0, x)))
         return torch.from_numpy(np.asarray(out, np.float64))
 

@@ -97,7 +97,7 @@ class Family:
     #: ``y`` is a class index (bernoulli, categorical).
     classification: bool = False
     #: The closed-form CRPS ``f(y, *params in param_names order) -> Tensor`` that the base
-    #: :meth:`crps` calls (a ``staticmethod`` of :mod:`distboost.families._crps`), or None.
+    #: :meth:`crps` calls (a ``staticmethod`` of :mod:`distboost.families.crps`), or None.
     crps_formula = None
     #: Links to use instead of the constraint-derived ones (class-level defaults).
     default_links: Mapping[str, str] = {}
@@ -118,6 +118,14 @@ class Family:
     #: ``y`` is a vector of ``d >= 2`` parts, shape (n, d)
     #: (:class:`~distboost.families.multivariate.VectorFamily`).
     multivariate: bool = False
+    #: The independent implementation of the same law that the tests compare against (a
+    #: ``scipy.stats`` call, a statsmodels model), shown in the family table
+    #: (:mod:`distboost.families.table`).
+    reference: str = ""
+    #: Cells of the family table that say more than the generated ones, keyed by column
+    #: (``"parameters"``, ``"support"``, ``"crps"``, ``"fisher"``; see
+    #: :data:`distboost.families.table.COLUMNS`).
+    doc_notes: Mapping[str, str] = {}
 
     def __init__(self, links: Mapping[str, str | Link] | None = None):
         resolved: dict[str, Link] = {}

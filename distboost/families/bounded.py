@@ -6,7 +6,7 @@ import scipy.special as sc
 import torch
 import torch.distributions as D
 
-from . import _crps
+from . import crps as _crps
 from ._stats import scipy_elementwise, weighted_mean_var
 from .base import Family
 from .registry import register
@@ -22,6 +22,7 @@ class Beta(Family):
     from ``scipy.special.betainc`` / ``betaincinv`` (prediction time, no gradient)."""
 
     name = "beta"
+    reference = "`beta(a=concentration1, b=concentration0)`"
     closed_form_crps = True
     crps_formula = staticmethod(_crps.beta)
     torch_class = D.Beta

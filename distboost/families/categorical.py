@@ -82,6 +82,7 @@ class Bernoulli(Family):
     """
 
     name = "bernoulli"
+    reference = "`bernoulli(p=sigmoid(logits))`"
     classification = True
     torch_class = D.Bernoulli
     param_names = ("logits",)
@@ -174,6 +175,11 @@ class Categorical(Family):
     """
 
     name = "categorical"
+    reference = "`multinomial(1, softmax(logits))`"
+    doc_notes = {
+        "parameters": "logits_k (identity), k = 0, ..., K - 1",
+        "support": "class indices {0, ..., K - 1}",
+    }
     classification = True
     torch_class = D.Categorical
     discrete = True

@@ -14,8 +14,8 @@ import torch
 import torch.distributions as D
 
 from ..links import RAW_BOUND
-from . import _crps
-from ._special import stdtr_ad, studentt_log_prob
+from . import crps as _crps
+from ._special import EULER_GAMMA, stdtr_ad, studentt_log_prob
 from ._stats import scipy_elementwise, weighted_mean_var, weighted_quantile
 from ._torch_extra import Logistic as _TorchLogistic
 from .base import Family, as_float64_tensor
@@ -26,7 +26,6 @@ _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 
 __all__ = ["Normal", "Laplace", "Logistic", "Gumbel", "StudentT", "Cauchy"]
 
-_EULER = 0.5772156649015329
 
 
 @register
@@ -34,6 +33,7 @@ class Normal(Family):
     """Normal (Gaussian) family, ``N(loc, scale^2)``; links identity and exp by default."""
 
     name = "normal"
+    reference = "`norm(loc, scale)`"
     censorable = True
     closed_form_crps = True
     crps_formula = staticmethod(_crps.normal)
@@ -121,6 +121,7 @@ class Laplace(Family):
     """Laplace family, density ``exp(-|y - loc| / scale) / (2 scale)``."""
 
     name = "laplace"
+    reference = "`laplace(loc, scale)`"
     censorable = True
     closed_form_crps = True
     crps_formula = staticmethod(_crps.laplace)
@@ -159,6 +160,7 @@ class Logistic(Family):
     :class:`distboost.families._torch_extra.Logistic`)."""
 
     name = "logistic"
+    reference = "`logistic(loc, scale)`"
     censorable = True
     closed_form_crps = True
     crps_formula = staticmethod(_crps.logistic)
@@ -189,6 +191,7 @@ class Gumbel(Family):
     """Gumbel (type I extreme value, maxima) family; scipy's ``gumbel_r``."""
 
     name = "gumbel"
+    reference = "`gumbel_r(loc, scale)`"
     censorable = True
     closed_form_crps = True
     crps_formula = staticmethod(_crps.gumbel)
@@ -200,13 +203,13 @@ class Gumbel(Family):
     def start_values(self, y, w):
         mean, var = weighted_mean_var(y, w)
         scale = math.sqrt(6.0 * var) / math.pi
-        return {"loc": mean - _EULER * scale, "scale": scale}
+        return {"loc": mean - EULER_GAMMA * scale, "scale": scale}
 
     def fisher_natural(self, params):
         """``[[1, -(1-g)], [-(1-g), (1-g)^2 + pi^2/6]] / scale^2`` with g Euler's constant
         (Johnson, Kotz & Balakrishnan 1995, ch. 22, eq. 22.47)."""
         inv_var = params["scale"].pow(-2)
-        c = 1.0 - _EULER
+        c = 1.0 - EULER_GAMMA
         row0 = torch.stack([inv_var, -c * inv_var], dim=-1)
         row1 = torch.stack([-c * inv_var, (c * c + math.pi**2 / 6.0) * inv_var], dim=-1)
         return torch.stack([row0, row1], dim=-2)
@@ -239,6 +242,10 @@ class StudentT(Family):
     """
 
     name = "studentt"
+    reference = "`t(df, loc, scale)`"
+    doc_notes = {
+        "crps": "closed form (df > 1)",
+    }
     censorable = True
     closed_form_crps = True
     crps_formula = staticmethod(_crps.studentt)
@@ -319,6 +326,10 @@ class Cauchy(Family):
     """
 
     name = "cauchy"
+    reference = "`cauchy(loc, scale)`"
+    doc_notes = {
+        "crps": "numerical (finite; no mean)",
+    }
     dispersion_param = "scale"
     torch_class = D.Cauchy
     param_names = ("loc", "scale")

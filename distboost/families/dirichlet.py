@@ -44,6 +44,13 @@ class Dirichlet(VectorFamily):
     """
 
     name = "dirichlet"
+    reference = "`dirichlet(alpha=concentration)`"
+    doc_notes = {
+        "parameters": "concentration_j (exp), y of shape (n, d)",
+        "support": "rows of positive parts summing to 1",
+        "crps": "none (energy and variogram scores)",
+        "fisher": "closed form (trigamma)",
+    }
     torch_class = torch.distributions.Dirichlet
     structured_names = ("concentration",)
     support = Support(low=0.0, high=1.0)

@@ -22,7 +22,7 @@ import torch
 import torch.distributions as D
 
 from ..links import RAW_BOUND
-from . import _crps
+from . import crps as _crps
 from ._special import lgamma_ratio, nb_information
 from ._stats import scipy_elementwise, weighted_mean_var
 from .base import Family
@@ -51,6 +51,7 @@ class Poisson(Family):
     """Poisson family with mean ``rate``."""
 
     name = "poisson"
+    reference = "`poisson(mu=rate)`"
     closed_form_crps = True
     crps_formula = staticmethod(_crps.poisson)
     torch_class = D.Poisson
@@ -85,6 +86,10 @@ class NegativeBinomial(Family):
     """
 
     name = "negative_binomial"
+    reference = "`nbinom(n=total_count, p=1 - probs)`"
+    doc_notes = {
+        "fisher": "closed form (one 48-node quadrature)",
+    }
     closed_form_crps = True
     crps_formula = staticmethod(_crps.negative_binomial)
     torch_class = D.NegativeBinomial

@@ -312,6 +312,13 @@ class MultivariateNormal(VectorFamily):
     """
 
     name = "multivariate_normal"
+    reference = "`multivariate_normal(mean=loc, cov=L L^T)`"
+    doc_notes = {
+        "parameters": ("loc_j (identity); the Cholesky factor `L = diag(exp(a)) U`: scale_tril_i_i "
+                       "= exp(raw), scale_tril_i_j = L_ii * raw (i > j); y of shape (n, d)"),
+        "support": "real vectors",
+        "crps": "none (energy and variogram scores, `db.metrics`)",
+    }
     torch_class = torch.distributions.MultivariateNormal
     structured_names = ("loc", "scale_tril")
     support = REAL

@@ -64,6 +64,14 @@ class OrdinalLogit(Family):
     """
 
     name = "ordinal_logit"
+    reference = 'statsmodels `OrderedModel(distr="logit")`'
+    doc_notes = {
+        "parameters": ("cutpoints_0 (identity), cutpoints_k (k >= 1: `cutpoints_{k-1} + "
+                       "exp(raw)`), loc (identity)"),
+        "support": "0, 1, ..., K - 1",
+        "crps": "exact sum (ranked probability score)",
+        "fisher": "exact sum over the classes",
+    }
     torch_class = D.Categorical
     discrete = True
     closed_form_mle = True

@@ -15,8 +15,8 @@ import scipy.special as sc
 import torch
 import torch.distributions as D
 
-from . import _crps
-from ._special import gammainc_ad, gammaincc_ad
+from . import crps as _crps
+from ._special import EULER_GAMMA, gammainc_ad, gammaincc_ad
 from ._stats import scipy_elementwise, weighted_mean_var, weighted_quantile
 from ._torch_extra import InverseGaussian as _IG
 from ._torch_extra import LogLogistic as _LL
@@ -27,7 +27,6 @@ from .support import NONNEGATIVE, POSITIVE
 __all__ = ["LogNormal", "Gamma", "Weibull", "Exponential", "HalfNormal", "InverseGaussian",
            "LogLogistic"]
 
-_EULER = 0.5772156649015329
 
 
 @register
@@ -36,6 +35,7 @@ class LogNormal(Family):
     scale=exp(loc))``."""
 
     name = "lognormal"
+    reference = "`lognorm(s=scale, scale=exp(loc))`"
     censorable = True
     closed_form_crps = True
     crps_formula = staticmethod(_crps.lognormal)
@@ -74,6 +74,7 @@ class Gamma(Family):
     ``scipy.special.gammaincinv`` (torch has no ``Gamma.icdf``)."""
 
     name = "gamma"
+    reference = "`gamma(a=concentration, scale=1/rate)`"
     censorable = True
     closed_form_crps = True
     crps_formula = staticmethod(_crps.gamma)
@@ -119,6 +120,7 @@ class Weibull(Family):
     ``weibull_min(c=concentration, scale=scale)``."""
 
     name = "weibull"
+    reference = "`weibull_min(c=concentration, scale=scale)`"
     censorable = True
     torch_class = D.Weibull
     param_names = ("scale", "concentration")
@@ -128,14 +130,14 @@ class Weibull(Family):
         # log y is Gumbel (minima) with scale 1/k: sd(log y) = pi / (k sqrt 6).
         mean, var = weighted_mean_var(np.log(y), w)
         k = math.pi / math.sqrt(6.0 * var) if var > 0 else 1.0
-        return {"scale": math.exp(mean + _EULER / k), "concentration": k}
+        return {"scale": math.exp(mean + EULER_GAMMA / k), "concentration": k}
 
     def fisher_natural(self, params):
         """``[[(k/l)^2, -(1-g)/l], [-(1-g)/l, ((1-g)^2 + pi^2/6)/k^2]]`` with ``l`` the scale,
         ``k`` the shape and g Euler's constant (Johnson, Kotz & Balakrishnan 1994,
         ch. 21, eq. 21.77)."""
         lam, k = params["scale"], params["concentration"]
-        c = 1.0 - _EULER
+        c = 1.0 - EULER_GAMMA
         off = -c / lam
         row0 = torch.stack([(k / lam) ** 2, off], dim=-1)
         row1 = torch.stack([off, (c * c + math.pi**2 / 6.0) / (k * k)], dim=-1)
@@ -162,6 +164,7 @@ class Exponential(Family):
     """Exponential family with ``rate``; support ``y >= 0``."""
 
     name = "exponential"
+    reference = "`expon(scale=1/rate)`"
     censorable = True
     closed_form_crps = True
     crps_formula = staticmethod(_crps.exponential)
@@ -198,10 +201,11 @@ class HalfNormal(Family):
 
     Support ``y >= 0`` (the density ``sqrt(2 / pi) / scale`` at zero is finite).  Closed
     forms: weighted MLE ``scale = sqrt(sum w y^2)``, Fisher information ``2 / scale^2``, CRPS
-    (:func:`distboost.families._crps.half_normal`).
+    (:func:`distboost.families.crps.half_normal`).
     """
 
     name = "half_normal"
+    reference = "`halfnorm(scale=scale)`"
     closed_form_crps = True
     crps_formula = staticmethod(_crps.half_normal)
     dispersion_param = "scale"
@@ -251,6 +255,10 @@ class InverseGaussian(Family):
     """
 
     name = "inverse_gaussian"
+    reference = "`invgauss(mu=loc / concentration, scale=concentration)`"
+    doc_notes = {
+        "parameters": "loc = mean (exp), concentration (exp)",
+    }
     censorable = True
     torch_class = _IG
     param_names = ("loc", "concentration")
@@ -289,6 +297,7 @@ class LogLogistic(Family):
     """
 
     name = "loglogistic"
+    reference = "`fisk(c=concentration, scale=scale)`"
     censorable = True
     torch_class = _LL
     param_names = ("scale", "concentration")

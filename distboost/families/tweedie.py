@@ -20,7 +20,7 @@ Like the zero-adjusted families, the likelihood mixes a probability (zeros) and 
 Poisson mixture of gamma cdfs (``scipy.special.gammainc`` through torch), quantiles invert it
 above ``P(0)``; the CRPS is numerical; the Fisher information has no closed form in ``power``,
 so ``step="auto"`` is Newton's step (autograd Hessian), and ``step="natural"`` uses the
-quadrature of :mod:`distboost.families._fisher` split at the point mass.
+quadrature of :mod:`distboost.families.fisher` split at the point mass.
 """
 
 from __future__ import annotations
@@ -138,6 +138,11 @@ class Tweedie(Family):
     """
 
     name = "tweedie"
+    reference = "statsmodels `Tweedie(var_power=power).loglike_obs(y, mean, scale=dispersion)`"
+    doc_notes = {
+        "parameters": "mean (exp), dispersion (exp), power (sigmoid12: `1 + sigmoid`, in (1, 2))",
+        "fisher": 'quadrature (split at the point mass); `step="auto"` is Newton',
+    }
     torch_class = TweedieDistribution
     param_names = ("mean", "dispersion", "power")
     default_links = {"mean": "exp", "dispersion": "exp", "power": "sigmoid12"}

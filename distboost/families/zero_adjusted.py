@@ -14,7 +14,7 @@ base's MLE on the positive rows.  Closed-form CRPS (from the base's) and Fisher 
 
 from __future__ import annotations
 
-from . import _crps
+from . import crps as _crps
 from .positive import Gamma, LogNormal
 from .registry import register
 from .support import NONNEGATIVE
@@ -29,6 +29,7 @@ class ZeroAdjustedGamma(ZeroMixture):
     gamma parametrisation instead of GAMLSS's mean and coefficient of variation)."""
 
     name = "zero_adjusted_gamma"
+    reference = "GAMLSS `ZAGA` (other parametrisation)"
     base_family = Gamma
     inflated = False
     point_mass = 0.0
@@ -45,6 +46,7 @@ class ZeroAdjustedLogNormal(ZeroMixture):
     """``gate delta_0 + (1 - gate) LogNormal(loc, scale)`` (GAMLSS ZALN)."""
 
     name = "zero_adjusted_lognormal"
+    reference = "GAMLSS `ZALN`"
     base_family = LogNormal
     inflated = False
     point_mass = 0.0

@@ -12,7 +12,7 @@ information: :mod:`distboost.families.zero_mixture`.
 
 from __future__ import annotations
 
-from . import _crps
+from . import crps as _crps
 from .discrete import NegativeBinomial, Poisson
 from .registry import register
 from .support import COUNTS
@@ -31,6 +31,7 @@ class ZeroInflatedPoisson(ZeroMixture):
     """
 
     name = "zero_inflated_poisson"
+    reference = "statsmodels `zipoisson(mu=rate, w=gate)`"
     base_family = Poisson
     inflated = True
     closed_form_crps = True
@@ -49,6 +50,8 @@ class ZeroInflatedNegativeBinomial(ZeroMixture):
     Closed-form CRPS from the negative binomial's (Wei & Held 2014)."""
 
     name = "zero_inflated_negative_binomial"
+    reference = ("statsmodels `zinegbin(mu=total_count probs / (1 - probs), alpha=1 / total_count, "
+                 "p=2, w=gate)`")
     base_family = NegativeBinomial
     inflated = True
     closed_form_crps = True

@@ -20,6 +20,7 @@ censoring distribution is estimated from ``y_train`` when given (scikit-survival
 from __future__ import annotations
 
 import numpy as np
+from scipy.integrate import trapezoid  # numpy's np.trapezoid is numpy >= 2 only
 
 __all__ = ["brier_score", "integrated_brier_score", "cumulative_dynamic_auc"]
 
@@ -161,7 +162,7 @@ def integrated_brier_score(dist, y, times, y_train=None) -> float:
     times, scores = brier_score(dist, y, times, y_train)
     if times.size < 2:
         raise ValueError("integrated_brier_score needs at least two distinct times.")
-    return float(np.trapezoid(scores, times) / (times[-1] - times[0]))
+    return float(trapezoid(scores, times) / (times[-1] - times[0]))
 
 
 def cumulative_dynamic_auc(dist, y, times, y_train=None,
@@ -224,7 +225,7 @@ def cumulative_dynamic_auc(dist, y, times, y_train=None,
     gap = np.abs(np.diff(np.concatenate([np.full((1, times.size), np.inf), risk]), axis=0))
     keep = np.ones_like(gap, dtype=bool)
     keep[:-1] = gap[1:] > tied_tol
-    auc = np.array([np.trapezoid(np.r_[0.0, tp[keep[:, j], j]], np.r_[0.0, fp[keep[:, j], j]])
+    auc = np.array([trapezoid(np.r_[0.0, tp[keep[:, j], j]], np.r_[0.0, fp[keep[:, j], j]])
                     for j in range(times.size)])
     if times.size == 1:
         return auc, float(auc[0])

@@ -49,8 +49,23 @@ def marginal_nll(y_train, y_test):
                  + 0.5 * np.log(y_train.var()) + 0.5 * np.log(2 * np.pi))
 
 
+#: The engine settings these tests start from (EngineParams has no defaults of its own: the
+#: estimators' live in their option table); each test overrides what it is about.
+ENGINE = dict(n_estimators=1000, learning_rate=0.05, step="fisher", num_leaves=31, max_depth=-1,
+              min_child_samples=20, subsample=1.0, colsample=1.0, reg_lambda=0.0, max_bin=255,
+              n_iter_no_change=50, random_state=None, n_jobs=None, verbose=0,
+              base_learner=None, backend=None, monotone_constraints=None,
+              interaction_constraints=None, min_split_gain=0.0, extra_trees=False,
+              path_smooth=0.0, max_cat_to_onehot=4)
+
+
+def engine(**kw) -> EngineParams:
+    """EngineParams of :data:`ENGINE` with the fields ``kw`` overridden."""
+    return EngineParams(**{**ENGINE, **kw})
+
+
 def fit(X, y, fisher=gaussian_fisher, derivatives=None, **kw):
     init = np.array([y.mean(), np.log(y.std())])
-    params = EngineParams(**{"n_estimators": 200, "learning_rate": 0.1, "random_state": 0, **kw})
+    params = engine(**{"n_estimators": 200, "learning_rate": 0.1, "random_state": 0, **kw})
     return fit_boosting(gaussian_loss, init, X, {"y": torch.as_tensor(y)}, params=params,
                         fisher=fisher, derivatives=derivatives)

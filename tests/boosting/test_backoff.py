@@ -12,9 +12,10 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from boosting_cases import engine
 from sklearn.tree import DecisionTreeRegressor
 
-from distboost.boosting import EngineParams, fit_boosting
+from distboost.boosting import fit_boosting
 from distboost.boosting.engine import MAX_HALVINGS
 
 
@@ -32,7 +33,7 @@ def squared(raw, data):
 
 def params(backend, **kw):
     base = None if backend == "lightgbm" else DecisionTreeRegressor(max_depth=1)
-    return EngineParams(**{"num_leaves": 2, "min_child_samples": 1, "random_state": 0,
+    return engine(**{"num_leaves": 2, "min_child_samples": 1, "random_state": 0,
                            "base_learner": base, "n_iter_no_change": None, **kw})
 
 
@@ -139,7 +140,7 @@ def test_the_normal_path_costs_one_forward_pass_per_fit():
         return squared(raw, data)
 
     fe = fit_boosting(loss, [0.0], X, {"y": torch.as_tensor(y)},
-                      params=EngineParams(n_estimators=25, learning_rate=0.1, step="newton"))
+                      params=engine(n_estimators=25, learning_rate=0.1, step="newton"))
     assert fe.n_backoffs_ == 0 and fe.n_iter_ == 25
     assert calls == {"derivative": 25, "forward": 1}
 
@@ -151,7 +152,7 @@ def test_subsampled_rounds_are_judged_on_every_training_row():
     X = rng.uniform(-3, 3, size=(400, 2))
     y = np.sin(X[:, 0]) * 3 + rng.normal(size=400) * 0.3
     fe = fit_boosting(squared, [0.0], X, {"y": torch.as_tensor(y)},
-                      params=EngineParams(n_estimators=30, learning_rate=1.8, step="newton",
+                      params=engine(n_estimators=30, learning_rate=1.8, step="newton",
                                           subsample=0.5, num_leaves=8, random_state=0))
     train = np.array(fe.evals_result_["train"]["loss"])
     assert fe.n_backoffs_ > 0

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 from boosting_cases import (
+    engine,
     fit,
     gaussian_derivatives,
     gaussian_fisher,
@@ -18,7 +19,7 @@ from boosting_cases import (
 )
 from sklearn.tree import DecisionTreeRegressor
 
-from distboost.boosting import EngineParams, fit_boosting
+from distboost.boosting import fit_boosting
 
 
 @pytest.mark.parametrize("step, lr", [("gradient", 0.003), ("newton", 0.1), ("fisher", 0.1),
@@ -56,7 +57,7 @@ def test_one_and_three_outputs(k):
 
     fe = fit_boosting(
         loss, np.zeros(k), X, {"Y": torch.as_tensor(Y)},
-        params=EngineParams(n_estimators=100, learning_rate=0.1, step="newton", random_state=0))
+        params=engine(n_estimators=100, learning_rate=0.1, step="newton", random_state=0))
     pred = fe.predict_raw(X)
     assert pred.shape == (600, k)
     for j in range(k):
@@ -72,7 +73,7 @@ def test_early_stopping_keeps_the_best_iteration():
     init = np.array([y.mean(), np.log(y.std())])
     fe = fit_boosting(
         gaussian_loss, init, X, {"y": torch.as_tensor(y)},
-        params=EngineParams(n_estimators=1000, learning_rate=0.3, n_iter_no_change=10,
+        params=engine(n_estimators=1000, learning_rate=0.3, n_iter_no_change=10,
                             random_state=0),
         X_val=X_val, data_val={"y": torch.as_tensor(y_val)}, fisher=gaussian_fisher,
     )
@@ -111,7 +112,7 @@ def test_non_finite_loss_stops_with_a_warning_and_no_nan():
     # step length of round 5 gives NaN: round 5 is removed, rounds 1-4 are kept.
     with pytest.warns(RuntimeWarning, match="round 5: the training loss is nan"):
         fe = fit_boosting(exploding, init, X, {"y": torch.as_tensor(y)},
-                          params=EngineParams(n_estimators=50, step="gradient"))
+                          params=engine(n_estimators=50, step="gradient"))
     assert fe.stopped_reason == "non_finite_loss" and fe.n_iter_ == 4
     assert len(fe.evals_result_["train"]["loss"]) == 4
     assert np.isfinite(fe.predict_raw(X)).all()
@@ -138,7 +139,7 @@ def test_callback_sees_the_training_raw_scores_after_each_round(backend):
     init = np.array([y.mean(), np.log(y.std())])
     fe = fit_boosting(
         gaussian_loss, init, X, {"y": torch.as_tensor(y)},
-        params=EngineParams(n_estimators=15, learning_rate=0.1, subsample=0.7, random_state=0,
+        params=engine(n_estimators=15, learning_rate=0.1, subsample=0.7, random_state=0,
                             base_learner=base),
         fisher=gaussian_fisher, callback=lambda it, raw: seen.append((it, raw)),
     )
@@ -160,7 +161,7 @@ def test_callback_raw_is_what_lightgbm_hands_to_the_next_round():
 
     init = np.array([y.mean(), np.log(y.std())])
     fit_boosting(loss, init, X, {"y": torch.as_tensor(y)},
-                 params=EngineParams(n_estimators=10, learning_rate=0.1, subsample=0.5,
+                 params=engine(n_estimators=10, learning_rate=0.1, subsample=0.5,
                                      random_state=0),
                  fisher=gaussian_fisher, callback=lambda it, raw: at_callback.append(raw))
     assert len(at_loss) == len(at_callback) == 10
@@ -178,7 +179,7 @@ def test_callback_returning_true_stops_training():
 
     init = np.array([y.mean(), np.log(y.std())])
     fe = fit_boosting(gaussian_loss, init, X, {"y": torch.as_tensor(y)},
-                      params=EngineParams(n_estimators=100, learning_rate=0.1),
+                      params=engine(n_estimators=100, learning_rate=0.1),
                       fisher=gaussian_fisher, callback=callback)
     assert fe.stopped_reason == "callback"
     assert fe.n_iter_ == fe.best_iteration_ == 7 and sorted(seen) == list(range(1, 8))
@@ -204,7 +205,7 @@ def test_callback_may_mutate_data_in_place():
             data_val["shift"].fill_(2.0)
 
     fe = fit_boosting(loss, [0.0], X[:400], data,
-                      params=EngineParams(n_estimators=150, learning_rate=0.2, step="newton",
+                      params=engine(n_estimators=150, learning_rate=0.2, step="newton",
                                           n_iter_no_change=None),
                       X_val=X[400:], data_val=data_val, callback=callback)
     pred = fe.predict_raw(X[400:])[:, 0]
@@ -224,7 +225,7 @@ def test_clip_gradients_limits_the_pull_of_an_outlier():
 
     def run(clip):
         fe = fit_boosting(squared_loss, [np.median(y)], X, {"y": torch.as_tensor(y)},
-                          params=EngineParams(n_estimators=100, learning_rate=0.1, step="newton",
+                          params=engine(n_estimators=100, learning_rate=0.1, step="newton",
                                               num_leaves=8, min_child_samples=10,
                                               clip_gradients=clip))
         return np.abs(fe.predict_raw(near)[:, 0] - np.sin(near[:, 0])).max()
@@ -250,7 +251,7 @@ def test_newton_on_a_loss_without_curvature_is_the_gradient_step():
 
     fits = {
         step: fit_boosting(absolute, [np.median(y)], X, {"y": torch.as_tensor(y)},
-                           params=EngineParams(n_estimators=50, learning_rate=0.1, step=step,
+                           params=engine(n_estimators=50, learning_rate=0.1, step=step,
                                                random_state=0))
         for step in ("newton", "gradient")
     }
@@ -278,7 +279,7 @@ def test_evals_result_is_keyed_by_the_callers_metric_name():
     X, y = sine(300, 19)
     init = np.array([y.mean(), np.log(y.std())])
     fe = fit_boosting(gaussian_loss, init, X[:200], {"y": torch.as_tensor(y[:200])},
-                      params=EngineParams(n_estimators=5, learning_rate=0.1),
+                      params=engine(n_estimators=5, learning_rate=0.1),
                       X_val=X[200:], data_val={"y": torch.as_tensor(y[200:])},
                       fisher=gaussian_fisher, metric_name="nll")
     assert set(fe.evals_result_) == {"train", "valid"}
@@ -286,13 +287,28 @@ def test_evals_result_is_keyed_by_the_callers_metric_name():
     assert len(fe.evals_result_["valid"]["nll"]) == 5
 
 
-def test_engine_params_use_the_estimators_names():
-    """n_iter_no_change (formerly early_stopping_rounds); the dead categorical_features gone."""
-    assert EngineParams().n_iter_no_change == 50
-    assert EngineParams(n_iter_no_change=None).n_iter_no_change is None
+def test_engine_params_use_the_estimators_names_and_have_no_defaults_of_their_own():
+    """n_iter_no_change (formerly early_stopping_rounds); the dead categorical_features gone;
+    the defaults are the option table's (estimators.options.engine_params), not the
+    dataclass's."""
+    import dataclasses
+
+    from distboost.boosting import EngineParams
+    from distboost.estimators.options import OPTIONS, engine_params
+
+    assert engine(n_iter_no_change=None).n_iter_no_change is None
     with pytest.raises(TypeError):
-        EngineParams(early_stopping_rounds=7)
-    assert not hasattr(EngineParams(), "categorical_features")
+        engine(early_stopping_rounds=7)
+    assert not hasattr(engine(), "categorical_features")
+    with pytest.raises(TypeError):
+        EngineParams(n_estimators=10)
+    with_defaults = {f.name for f in dataclasses.fields(EngineParams)
+                     if f.default is not dataclasses.MISSING}
+    assert with_defaults == {"clip_gradients", "per_parameter"}
+    params = engine_params(200)
+    assert params.n_iter_no_change == OPTIONS["n_iter_no_change"].default
+    assert params.learning_rate == OPTIONS["learning_rate"].default
+    assert (params.num_leaves, params.min_child_samples) == (7, 7)  # auto_tree_size(200)
 
 
 def test_a_rounds_pair_depends_on_the_start_only_through_the_fixed_scale():

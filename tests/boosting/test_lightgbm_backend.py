@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from boosting_cases import fit, gaussian_fisher, gaussian_loss, heldout_nll, sine
+from boosting_cases import engine, fit, gaussian_fisher, gaussian_loss, heldout_nll, sine
 from sklearn.tree import DecisionTreeRegressor
 
-from distboost.boosting import EngineParams, FittedEnsemble, fit_boosting
+from distboost.boosting import FittedEnsemble, fit_boosting
 from distboost.boosting.backend import (
     FittedTrees,
     TreeBackend,
@@ -24,7 +24,7 @@ from distboost.boosting.lightgbm_backend import LightGBMBackend, LightGBMModel
 
 def make_backend(n=300, k=2, X_val=True, **kw):
     X, _ = sine(n, 30)
-    params = EngineParams(**{"n_estimators": 10, "learning_rate": 0.1, "num_leaves": 4,
+    params = engine(**{"n_estimators": 10, "learning_rate": 0.1, "num_leaves": 4,
                              "random_state": 0, **kw})
     return LightGBMBackend(params, np.arange(k, dtype=float), X, None,
                            X[:50] if X_val else None), X
@@ -46,9 +46,9 @@ def test_the_registry_names_both_backends_and_loads_them_lazily():
     assert {"lightgbm", "sklearn"} <= set(available_backends())
     assert get_backend("lightgbm") is LightGBMBackend
     assert get_model_class("lightgbm") is LightGBMModel
-    assert backend_name(EngineParams()) == "lightgbm"
-    assert backend_name(EngineParams(base_learner=DecisionTreeRegressor())) == "sklearn"
-    assert backend_name(EngineParams(backend="sklearn")) == "sklearn"
+    assert backend_name(engine()) == "lightgbm"
+    assert backend_name(engine(base_learner=DecisionTreeRegressor())) == "sklearn"
+    assert backend_name(engine(backend="sklearn")) == "sklearn"
     with pytest.raises(ValueError, match="Unknown tree backend 'nope'"):
         get_backend("nope")
 
@@ -121,7 +121,7 @@ def test_sample_weights_reach_lightgbm():
     b = fit(X, y, n_estimators=50, min_child_samples=5)
     init = np.array([y.mean(), np.log(y.std())])
     c = fit_boosting(gaussian_loss, init, X, {"y": torch.as_tensor(y)},
-                     params=EngineParams(n_estimators=50, learning_rate=0.1, random_state=0),
+                     params=engine(n_estimators=50, learning_rate=0.1, random_state=0),
                      sample_weight=w, fisher=gaussian_fisher)
     assert not np.allclose(c.predict_raw(X), a.predict_raw(X))
     assert abs(heldout_nll(c, X_te, y_te) - heldout_nll(b, X_te, y_te)) < 0.5

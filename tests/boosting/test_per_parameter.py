@@ -12,8 +12,9 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
+from boosting_cases import engine
 
-from distboost.boosting import EngineParams, fit_boosting
+from distboost.boosting import fit_boosting
 from distboost.boosting.engine import FittedEnsemble
 from distboost.boosting.per_parameter import PerParameterModel
 
@@ -33,7 +34,7 @@ def _fit(params, **kw):
                         **kw)
 
 
-BASE = EngineParams(n_estimators=15, learning_rate=0.1, step="gradient", num_leaves=6,
+BASE = engine(n_estimators=15, learning_rate=0.1, step="gradient", num_leaves=6,
                     min_child_samples=10, n_iter_no_change=None, random_state=0)
 
 

@@ -5,17 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from boosting_cases import gaussian_fisher, gaussian_loss, sine
+from boosting_cases import engine, gaussian_fisher, gaussian_loss, sine
 from sklearn.tree import DecisionTreeRegressor
 
-from distboost.boosting import EngineParams, fit_boosting
+from distboost.boosting import fit_boosting
 from distboost.boosting.backend import FittedTrees, TreeBackend
 from distboost.boosting.sklearn_backend import SklearnBackend, SklearnModel
 
 
 def make_backend(subsample=1.0):
     X, _ = sine(200, 40)
-    params = EngineParams(learning_rate=0.1, subsample=subsample, random_state=0,
+    params = engine(learning_rate=0.1, subsample=subsample, random_state=0,
                           base_learner=DecisionTreeRegressor(max_depth=2))
     return SklearnBackend(params, np.array([0.0, 1.0]), X, None, X[:30]), X
 
@@ -58,7 +58,7 @@ def test_sample_weights_equal_replication():
     X, y = sine(300, 3)
     w = np.random.default_rng(0).integers(1, 4, size=300)
     init = np.array([y.mean(), np.log(y.std())])
-    params = EngineParams(n_estimators=20, learning_rate=0.1, random_state=0, step="fisher",
+    params = engine(n_estimators=20, learning_rate=0.1, random_state=0, step="fisher",
                           base_learner=DecisionTreeRegressor(max_depth=3))
     data = {"y": torch.as_tensor(y)}
     a = fit_boosting(gaussian_loss, init, X, data, params=params, sample_weight=w,

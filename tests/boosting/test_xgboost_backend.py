@@ -6,10 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from boosting_cases import sine
+from boosting_cases import engine, sine
 
 import distboost as db
-from distboost.boosting import EngineParams
 from distboost.boosting.backend import FittedTrees, TreeBackend, get_backend, get_model_class
 
 xgb = pytest.importorskip("xgboost")
@@ -18,7 +17,7 @@ from distboost.boosting.xgboost_backend import XGBoostBackend, XGBoostModel  # n
 
 def make_backend(n=300, k=2, **kw):
     X, _ = sine(n, 30)
-    params = EngineParams(**{"n_estimators": 10, "learning_rate": 0.1, "num_leaves": 4,
+    params = engine(**{"n_estimators": 10, "learning_rate": 0.1, "num_leaves": 4,
                              "random_state": 0, **kw})
     return XGBoostBackend(params, np.arange(k, dtype=float), X, None, X[:50]), X
 

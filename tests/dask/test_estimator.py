@@ -15,8 +15,8 @@ da = pytest.importorskip("dask.array")
 pytestmark = pytest.mark.xdist_group("dask")
 
 import distboost as db  # noqa: E402
-from distboost.calibration import best_dispersion_shift  # noqa: E402
 from distboost.dask import DaskDistributionalRegressor  # noqa: E402
+from distboost.estimators.calibration import best_dispersion_shift  # noqa: E402
 from distboost.objective import FamilyObjective  # noqa: E402
 
 

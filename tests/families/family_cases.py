@@ -37,11 +37,24 @@ class Case:
         ``law(params) -> frozen scipy.stats distribution`` of the same law.
     make : callable, optional
         Builds the family (default: ``db.families.get(name)``).
+    slow : bool
+        The family's likelihood is costly (a series or a quadrature per row): its heavy
+        tests (MLE on 20,000 rows, end-to-end fits) run in the slow tier.
+    estimator : str
+        The estimator that fits it by name: "regressor" (``DistributionalRegressor``) or
+        "classifier" (a family that needs its number of classes from the labels).
+    rows : dict, optional
+        Three rows of natural-scale parameters (a list per parameter) for the batch tests of
+        ``db.Predictive`` (tests/predictive/test_batch.py), which call ``law`` on the arrays:
+        set it when ``law`` vectorises over rows (a scipy law).
     """
 
     params: tuple[dict, ...]
     law: Callable[[dict], object]
     make: Callable[[], object] | None = field(default=None)
+    slow: bool = False
+    estimator: str = "regressor"
+    rows: dict | None = None
 
 
 class ZeroAdjusted:
@@ -253,49 +266,65 @@ def _softmax(p):
 
 CASES: dict[str, Case] = {
     "normal": Case(({"loc": 1.5, "scale": 2.0}, {"loc": -30.0, "scale": 0.01}),
-                   lambda p: st.norm(p["loc"], p["scale"])),
+                   lambda p: st.norm(p["loc"], p["scale"]),
+        rows={"loc": [0.0, 1.0, -2.0], "scale": [1.0, 0.5, 3.0]}),
     "lognormal": Case(({"loc": 0.3, "scale": 0.5}, {"loc": -2.0, "scale": 1.5}),
-                      lambda p: st.lognorm(s=p["scale"], scale=np.exp(p["loc"]))),
+                      lambda p: st.lognorm(s=p["scale"], scale=np.exp(p["loc"])),
+        rows={"loc": [0.0, 1.0, -1.0], "scale": [0.3, 0.5, 1.2]}),
     "gamma": Case(({"concentration": 2.5, "rate": 1.5}, {"concentration": 0.6, "rate": 20.0}),
-                  lambda p: st.gamma(a=p["concentration"], scale=1.0 / p["rate"])),
+                  lambda p: st.gamma(a=p["concentration"], scale=1.0 / p["rate"]),
+        rows={"concentration": [0.5, 2.0, 9.0], "rate": [1.0, 0.5, 3.0]}),
     "studentt": Case(({"df": 4.0, "loc": 1.0, "scale": 2.0},
                       {"df": 25.0, "loc": -3.0, "scale": 0.1}),
-                     lambda p: st.t(p["df"], p["loc"], p["scale"])),
+                     lambda p: st.t(p["df"], p["loc"], p["scale"]),
+        rows={"df": [2.5, 5.0, 30.0], "loc": [0.0, 1.0, -1.0], "scale": [1.0, 2.0, 0.5]}),
     "laplace": Case(({"loc": 0.5, "scale": 1.2}, {"loc": 100.0, "scale": 0.05}),
-                    lambda p: st.laplace(p["loc"], p["scale"])),
+                    lambda p: st.laplace(p["loc"], p["scale"]),
+        rows={"loc": [0.0, 1.0, -2.0], "scale": [1.0, 0.5, 3.0]}),
     "logistic": Case(({"loc": 0.5, "scale": 1.2}, {"loc": -10.0, "scale": 3.0}),
-                     lambda p: st.logistic(p["loc"], p["scale"])),
+                     lambda p: st.logistic(p["loc"], p["scale"]),
+        rows={"loc": [0.0, 1.0, -2.0], "scale": [1.0, 0.5, 3.0]}),
     "gumbel": Case(({"loc": 0.5, "scale": 1.2}, {"loc": 5.0, "scale": 0.2}),
-                   lambda p: st.gumbel_r(p["loc"], p["scale"])),
+                   lambda p: st.gumbel_r(p["loc"], p["scale"]),
+        rows={"loc": [0.0, 1.0, -2.0], "scale": [1.0, 0.5, 3.0]}),
     "weibull": Case(({"scale": 2.0, "concentration": 1.5}, {"scale": 0.1, "concentration": 4.0}),
-                    lambda p: st.weibull_min(c=p["concentration"], scale=p["scale"])),
+                    lambda p: st.weibull_min(c=p["concentration"], scale=p["scale"]),
+        rows={"scale": [1.0, 2.0, 0.5], "concentration": [0.8, 2.0, 5.0]}),
     "exponential": Case(({"rate": 0.7}, {"rate": 30.0}),
-                        lambda p: st.expon(scale=1.0 / p["rate"])),
+                        lambda p: st.expon(scale=1.0 / p["rate"]),
+        rows={"rate": [0.5, 1.0, 4.0]}),
     "beta": Case(({"concentration1": 2.0, "concentration0": 5.0},
                   {"concentration1": 0.7, "concentration0": 0.9}),
-                 lambda p: st.beta(p["concentration1"], p["concentration0"])),
-    "poisson": Case(({"rate": 3.5}, {"rate": 60.0}), lambda p: st.poisson(p["rate"])),
+                 lambda p: st.beta(p["concentration1"], p["concentration0"]),
+        rows={"concentration1": [0.5, 2.0, 8.0], "concentration0": [0.7, 3.0, 2.0]}),
+    "poisson": Case(({"rate": 3.5}, {"rate": 60.0}), lambda p: st.poisson(p["rate"]),
+        rows={"rate": [0.3, 4.0, 50.0]}),
     "negative_binomial": Case(({"total_count": 4.0, "probs": 0.6},
                                {"total_count": 0.8, "probs": 0.2}),
-                              lambda p: st.nbinom(n=p["total_count"], p=1.0 - p["probs"])),
+                              lambda p: st.nbinom(n=p["total_count"], p=1.0 - p["probs"]),
+        rows={"total_count": [0.5, 3.0, 20.0], "probs": [0.3, 0.6, 0.9]}),
     "cauchy": Case(({"loc": 1.5, "scale": 2.0}, {"loc": -40.0, "scale": 0.02}),
-                   lambda p: st.cauchy(p["loc"], p["scale"])),
+                   lambda p: st.cauchy(p["loc"], p["scale"]),
+        rows={"loc": [0.0, 1.0, -2.0], "scale": [1.0, 0.5, 3.0]}),
     "half_normal": Case(({"scale": 1.7}, {"scale": 1e-3}),
-                        lambda p: st.halfnorm(scale=p["scale"])),
+                        lambda p: st.halfnorm(scale=p["scale"]),
+        rows={"scale": [0.5, 1.0, 4.0]}),
     # scipy's invgauss mu is the mean over the shape.
     "inverse_gaussian": Case(({"loc": 2.0, "concentration": 3.0},
                               {"loc": 0.05, "concentration": 40.0}),
                              lambda p: st.invgauss(p["loc"] / p["concentration"],
-                                                   scale=p["concentration"])),
+                                                   scale=p["concentration"]),
+        rows={"loc": [0.5, 2.0, 10.0], "concentration": [1.0, 3.0, 50.0]}),
     "loglogistic": Case(({"scale": 2.0, "concentration": 9.0},
                          {"scale": 0.01, "concentration": 15.0}),
-                        lambda p: st.fisk(p["concentration"], scale=p["scale"])),
+                        lambda p: st.fisk(p["concentration"], scale=p["scale"]),
+        rows={"scale": [0.5, 2.0, 10.0], "concentration": [5.0, 9.0, 12.0]}),
     # statsmodels' ppf gives -1 at a level equal to the gate: gates avoid the levels tested.
     "zero_inflated_poisson": Case(({"rate": 3.5, "gate": 0.3}, {"rate": 40.0, "gate": 0.85}),
                                   _zip),
     "zero_inflated_negative_binomial": Case(
         ({"total_count": 4.0, "probs": 0.6, "gate": 0.25},
-         {"total_count": 0.8, "probs": 0.8, "gate": 0.45}), _zinb),
+         {"total_count": 0.8, "probs": 0.8, "gate": 0.45}), _zinb, slow=True),
     "zero_adjusted_gamma": Case(
         ({"concentration": 2.5, "rate": 1.5, "gate": 0.3},
          {"concentration": 0.6, "rate": 20.0, "gate": 0.8}),
@@ -305,7 +334,7 @@ CASES: dict[str, Case] = {
         lambda p: ZeroAdjusted(p["gate"], st.lognorm(s=p["scale"], scale=np.exp(p["loc"])))),
     "tweedie": Case(({"mean": 2.0, "dispersion": 1.5, "power": 1.4},
                      {"mean": 0.3, "dispersion": 0.4, "power": 1.8}),
-                    lambda p: TweedieLaw(p["mean"], p["dispersion"], p["power"])),
+                    lambda p: TweedieLaw(p["mean"], p["dispersion"], p["power"]), slow=True),
     # loc at 0 in both sets: only cutpoints - loc is identified, and the MLE puts loc at 0.
     "ordinal_logit": Case(
         ({"cutpoints_0": -1.0, "cutpoints_1": 0.3, "cutpoints_2": 1.8, "loc": 0.0},
@@ -317,13 +346,14 @@ CASES: dict[str, Case] = {
          {"loc": 4.5, "scale": 2.5, "coef_0": -0.4, "coef_1": 0.5, "coef_2": -0.3}),
         lambda p: HistogramReference(_histogram(), p), make=_histogram),
     "bernoulli": Case(({"logits": 0.4}, {"logits": -3.0}),
-                      lambda p: st.bernoulli(1.0 / (1.0 + np.exp(-p["logits"])))),
+                      lambda p: st.bernoulli(1.0 / (1.0 + np.exp(-p["logits"]))),
+        rows={"logits": [-3.0, 0.2, 2.5]}),
     # Normalised logits (log-probabilities): the MLE, log class frequencies, recovers them.
     "categorical": Case(
         ({f"logits_{k}": v for k, v in enumerate(np.log([0.2, 0.5, 0.3]))},
          {f"logits_{k}": v for k, v in enumerate(np.log([0.05, 0.15, 0.8]))}),
         lambda p: st.rv_discrete(values=(np.arange(len(p)), _softmax(p))),
-        make=lambda: Categorical(n_classes=3)),
+        make=lambda: Categorical(n_classes=3), estimator="classifier"),
 }
 
 
@@ -364,6 +394,17 @@ VECTOR_FAMILIES = [f for f in db.families.available() if db.families.get(f).mult
 FAMILIES = [f for f in db.families.available() if f not in VECTOR_FAMILIES]
 PAIRS = [(f, i) for f in FAMILIES for i in range(2)]
 PAIR_IDS = [f"{f}-{i}" for f, i in PAIRS]
+#: The scalar families ``DistributionalRegressor(family=name)`` fits by name.
+REGRESSION_FAMILIES = [f for f in FAMILIES if case(f).estimator == "regressor"]
+
+
+def marked(items, name_of=lambda item: item):
+    """``items`` as pytest parameters, those of a ``slow`` family marked slow."""
+    import pytest
+
+    return [pytest.param(*(item if isinstance(item, tuple) else (item,)),
+                         marks=[pytest.mark.slow] if case(name_of(item)).slow else [])
+            for item in items]
 
 
 def assert_fisher_matches_monte_carlo(fam, raw: torch.Tensor, m: int = 40_000,

@@ -1,7 +1,7 @@
-"""The closed-form CRPS of the families (``Family.crps``, ``distboost.families._crps``).
+"""The closed-form CRPS of the families (``Family.crps``, ``distboost.families.crps``).
 
 Each closed form against the numerical quadrature of the CRPS integral
-(``families/_crps_numerical.py``), its gradient with respect to every parameter against
+(``predictive/numerical_crps.py``), its gradient with respect to every parameter against
 central finite differences, and finiteness over wide parameter ranges (it is a training loss
 for ``scoring_rule="crps"``).  Families and parameters come from ``family_cases.py``."""
 
@@ -16,7 +16,7 @@ from family_cases import tensors as _tensors
 
 import distboost as db
 from distboost.families import Truncated
-from distboost.families._crps_numerical import crps_numerical, crps_of
+from distboost.predictive.numerical_crps import crps_numerical, crps_of
 
 CLOSED = [f for f in FAMILIES if _family(f).closed_form_crps]
 OTHERS = [f for f in FAMILIES if not _family(f).closed_form_crps]

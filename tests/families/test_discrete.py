@@ -157,7 +157,7 @@ def test_fits_ordinary_overdispersed_counts_without_backoff_or_warning(step):
 
 
 def test_the_default_step_uses_the_closed_form_information():
-    from distboost.families._fisher import make_fisher_fn
+    from distboost.families.fisher import make_fisher_fn
 
     raw = raw_for(2.0, 3.0).reshape(1, -1)
     fisher = make_fisher_fn(NB)

@@ -15,7 +15,7 @@ from scipy.integrate import quad
 
 import distboost as db
 from distboost.families import Mixture
-from distboost.families._crps_numerical import crps_numerical
+from distboost.predictive.numerical_crps import crps_numerical
 
 CASES = {
     "normal-2": (lambda: Mixture("normal", n_components=2),

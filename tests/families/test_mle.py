@@ -9,7 +9,7 @@ import pytest
 import scipy.optimize
 import scipy.stats as st
 import torch
-from family_cases import FAMILIES, PAIR_IDS, PAIRS, case, scipy_law
+from family_cases import FAMILIES, PAIR_IDS, PAIRS, case, marked, scipy_law
 from family_cases import draws as _draws
 from family_cases import family as _family
 from family_cases import tensors as _tensors
@@ -22,13 +22,9 @@ def _cases(name):
     return case(name).params
 
 
-#: The Tweedie likelihood is a series per row: its 20,000-row fits run in the slow tier.
-SLOW_MLE = {"tweedie"}
-
-
-@pytest.mark.parametrize("name, i", [pytest.param(f, i, marks=pytest.mark.slow)
-                                     if f in SLOW_MLE else (f, i) for f, i in PAIRS],
-                         ids=PAIR_IDS)
+# The 20,000-row fits of the families whose likelihood is costly (``slow`` in the case
+# table: a series or a quadrature per row) run in the slow tier.
+@pytest.mark.parametrize("name, i", marked(PAIRS, lambda pair: pair[0]), ids=PAIR_IDS)
 def test_mle_init_recovers_parameters_like_scipy(name, i):
     family, p = _family(name), _cases(name)[i]
     y = np.asarray(_draws(name, p, 20_000, seed=10 + i), dtype=np.float64)

@@ -11,7 +11,7 @@ import torch
 from scipy.integrate import quad
 
 import distboost as db
-from distboost.families._crps_numerical import crps_numerical
+from distboost.predictive.numerical_crps import crps_numerical
 
 
 def _t(**p):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.stats as st
+from family_cases import case
 from scipy.integrate import quad
 
 import distboost as db
@@ -109,6 +110,10 @@ GRID = [
     ("zero_adjusted_lognormal", {"loc": 0.2, "scale": 0.4, "gate": 0.6},
      _ZeroAdjusted(0.6, st.lognorm(s=0.4, scale=np.exp(0.2)))),
 ]
+# A closed-form family without hand-picked points above is checked at the two parameter
+# sets of its row in the shared case table (tests/families/family_cases.py).
+GRID += [(f, p, case(f).law(p)) for f in sorted(CLOSED_FORMS) if f not in {g[0] for g in GRID}
+         for p in case(f).params]
 IDS = [f"{f}-{i}" for i, (f, _, _) in enumerate(GRID)]
 #: Grid points whose adaptive quadrature takes 2-4 s each (extreme scales, a point mass): the
 #: slow tier checks them; every family keeps a fast grid point.

@@ -1,0 +1,19 @@
+"""Matplotlib figures (``db.plot``): one module per kind of figure, one axes helper.
+
+Every function draws on ``ax`` (a new figure when None) and returns the Axes, so figures
+compose in notebooks.  :mod:`~distboost.plotting.figures` holds the figures of predictive
+distributions (interval bands and fan charts, PIT histogram, reliability diagram, family
+comparison, one row's density, varying coefficients), :mod:`~distboost.plotting.explain` those
+of a model's explanations, :mod:`~distboost.plotting.survival` survival curves and
+D-calibration, :mod:`~distboost.plotting.multivariate` the regions and correlation of vector
+targets.
+"""
+
+from .explain import dependence, importance, shap_summary
+from .figures import calibration, coefficients, compare, density, fan, intervals, pit_histogram
+from .multivariate import correlation, ellipses
+from .survival import d_calibration, survival_curves
+
+__all__ = ["intervals", "fan", "pit_histogram", "calibration", "compare", "density",
+           "coefficients", "survival_curves", "d_calibration", "importance", "dependence",
+           "shap_summary", "ellipses", "correlation"]

@@ -1,0 +1,7 @@
+"""Choosing a family: :func:`compare_families` (:mod:`~distboost.selection.compare`), the
+cross-validated scores of several families on the same data, and the counts behind its
+``degenerate`` column (:mod:`~distboost.selection.degeneracy`)."""
+
+from .compare import compare_families, family_kind
+
+__all__ = ["compare_families", "family_kind"]

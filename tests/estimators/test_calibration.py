@@ -1,0 +1,96 @@
+"""Tests of distboost.estimators.calibration: the dispersion shift and its search."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import distboost as db
+
+
+def test_calibration_makes_validation_z_scores_unit_variance():
+    """Normal: the optimal shift of log(scale) on the validation rows is log sqrt(mean z^2)."""
+    from distboost.estimators.calibration import best_dispersion_shift
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-3, 3, size=(1500, 3))
+    y = np.sin(X[:, 0]) * 3 + rng.normal(size=1500) * (0.3 + 0.2 * np.abs(X[:, 1]))
+    X_val, y_val = X[1000:], y[1000:]
+    # Large trees of small leaves at a high learning rate: miscalibrated on new rows.
+    raw = db.DistributionalRegressor(calibrate=False, n_estimators=300, learning_rate=0.3,
+                                     num_leaves=31, min_child_samples=5, random_state=0)
+    raw.fit(X[:1000], y[:1000], eval_set=(X_val, y_val))
+    assert raw.dispersion_shift_ == 0.0
+    p = raw.predict_params(X_val)
+    z2 = np.mean(((y_val - p["loc"]) / p["scale"]) ** 2)
+    before = raw.score(X_val, y_val)
+
+    def loss(r, data):
+        return raw.family_.nll(r, data["y"])
+
+    shift, _ = best_dispersion_shift(loss, raw.predict_raw(X_val),
+                                     {"y": torch.as_tensor(y_val)}, None, 1)
+    assert shift == pytest.approx(0.5 * np.log(z2), abs=1e-3)
+    assert abs(shift) > 0.02  # a real correction, not a no-op
+    raw.dispersion_shift_ = shift  # what calibrate=True stores; predictions apply it
+    pc = raw.predict_params(X_val)
+    np.testing.assert_allclose(pc["loc"], p["loc"])
+    np.testing.assert_allclose(pc["scale"], p["scale"] * np.exp(shift))
+    assert raw.score(X_val, y_val) > before
+
+
+@pytest.mark.parametrize("true_shift, center, weighted", [
+    (0.13, 0.0, False), (1.7, 0.0, False), (-2.2, 0.5, True), (0.0, -1.0, False),
+    (0.13, 0.19, False), (0.13, 0.07, True),  # warm starts near, not at, the optimum
+])
+def test_best_dispersion_shift_matches_brent(true_shift, center, weighted):
+    from scipy.optimize import minimize_scalar
+
+    from distboost.estimators.calibration import best_dispersion_shift
+
+    rng = np.random.default_rng(1)
+    fam = db.families.get("laplace")
+    raw = np.column_stack([rng.normal(size=400), rng.normal(scale=0.3, size=400)])
+    params = fam.params_from_raw(torch.as_tensor(raw + [0.0, true_shift]))
+    y = fam.sample(params, 1, 0)[0]
+    w = rng.uniform(0.2, 2.0, size=400) if weighted else None
+
+    def loss(r, data):
+        return fam.nll(r, data["y"])
+
+    delta, value = best_dispersion_shift(loss, raw, {"y": y}, w, 1, center=center)
+
+    def mean_loss(d):
+        per_row = loss(torch.as_tensor(raw + [0.0, d]), {"y": y}).numpy()
+        return float(np.average(per_row, weights=w))
+
+    ref = minimize_scalar(mean_loss, bounds=(-3, 3), method="bounded",
+                          options={"xatol": 1e-8})
+    assert delta == pytest.approx(ref.x, abs=1e-3)
+    # The vertex of a parabola on a fine grid, not an exact evaluation.
+    assert value == pytest.approx(ref.fun, rel=1e-6)
+    assert value == pytest.approx(mean_loss(delta), rel=1e-6)
+
+
+def test_calibration_of_a_censored_family_is_optimal_on_its_eval_set():
+    """Censored rows (bounds of shape (n, 2)) go through the same calibration: after fit, no
+    further shift of the dispersion parameter lowers the eval_set's censored NLL."""
+    from distboost.estimators.calibration import best_dispersion_shift
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 3))
+    t = np.exp(1 + X[:, 0] / 2 + rng.normal(size=600) * 0.5)
+    c = rng.exponential(8, size=600)
+    y = db.censored.right(np.minimum(t, c), (t <= c).astype(int))
+    model = db.DistributionalRegressor("censored_lognormal", random_state=0)
+    model.fit(X[:450], y[:450], eval_set=(X[450:], y[450:]))
+    assert np.isfinite(model.dispersion_shift_) and model.dispersion_shift_ != 0.0
+
+    def loss(raw, data):
+        return model.family_.nll(raw, data["y"])
+
+    k = model.family_.param_names.index("scale")
+    raw = model.predict_raw(X[450:])  # trees, start, shift and floor
+    delta, _ = best_dispersion_shift(loss, raw, {"y": torch.as_tensor(y[450:])}, None, k)
+    assert abs(delta) < 2e-3

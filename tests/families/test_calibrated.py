@@ -1,0 +1,103 @@
+"""The calibrated family (conformal predictive systems): G composed with the model's cdf."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.stats as st
+import torch
+from scipy.integrate import quad
+
+import distboost as db
+from distboost.families import Calibrated
+
+
+def _t(x):
+    return torch.as_tensor(np.asarray(x, dtype=np.float64))
+
+
+def test_uniform_scores_give_back_the_model_and_quantiles_invert_the_cdf():
+    # PIT values j / (c + 1) are those of a calibrated model: G is the identity.
+    fam = Calibrated("normal", [[np.arange(1, 20) / 20]])
+    params = {"loc": _t([0.0, 2.0]), "scale": _t([1.0, 0.5])}
+    y = _t([[-1.0, 2.3], [0.4, 1.0]])
+    np.testing.assert_allclose(fam.cdf(params, y).numpy(),
+                               st.norm([0, 2], [1, 0.5]).cdf(y.numpy()), rtol=1e-12)
+    q = _t([[0.05, 0.5], [0.9, 0.99]])
+    np.testing.assert_allclose(fam.cdf(params, fam.icdf(params, q)).numpy(), q.numpy(),
+                               rtol=1e-10)
+
+
+def test_the_density_integrates_to_one_and_is_the_derivative_of_the_cdf():
+    rng = np.random.default_rng(0)
+    table = rng.beta(2, 5, size=40)
+    fam = Calibrated("gamma", [[table]])
+    p = {"concentration": _t([2.5]), "rate": _t([1.5])}
+    kinks = np.sort(st.gamma(2.5, scale=1 / 1.5).ppf(table))  # where G changes slope
+    edges = np.r_[0.0, kinks, kinks[-1] + 50.0]
+    total = sum(quad(lambda v: float(torch.exp(fam.log_prob(p, _t([v])))), lo, hi)[0]
+                for lo, hi in zip(edges[:-1], edges[1:], strict=True))
+    assert abs(total - 1.0) < 1e-8
+    y, h = 1.3, 1e-6
+    slope = (fam.cdf(p, _t([y + h])) - fam.cdf(p, _t([y - h]))) / (2 * h)
+    np.testing.assert_allclose(float(torch.exp(fam.log_prob(p, _t([y])))), float(slope),
+                               rtol=1e-5)
+
+
+def test_folds_are_weighted_by_their_calibration_rows_and_groups_pick_their_tables():
+    a, b = np.array([0.2, 0.4, 0.6]), np.array([0.1, 0.3, 0.5, 0.7, 0.9, 0.95])
+    fam = Calibrated("normal", [[a, b]])
+    p = {"loc_0": _t([0.0]), "scale_0": _t([1.0]), "loc_1": _t([1.0]), "scale_1": _t([2.0])}
+    y = _t([0.7])
+    g = [Calibrated("normal", [[t]]) for t in (a, b)]
+    want = (3 * g[0].cdf({"loc": _t([0.0]), "scale": _t([1.0])}, y)
+            + 6 * g[1].cdf({"loc": _t([1.0]), "scale": _t([2.0])}, y)) / 9
+    np.testing.assert_allclose(fam.cdf(p, y).numpy(), want.numpy(), rtol=1e-12)
+    grouped = Calibrated("normal", [[a], [b]])
+    pg = {"loc": _t([0.0, 0.0]), "scale": _t([1.0, 1.0]), "group": _t([0.0, 1.0])}
+    both = grouped.cdf(pg, _t([0.3, 0.3])).numpy()
+    np.testing.assert_allclose(both, [g[0].cdf({"loc": _t([0.0]), "scale": _t([1.0])},
+                                                _t([0.3])).item(),
+                                      g[1].cdf({"loc": _t([0.0]), "scale": _t([1.0])},
+                                               _t([0.3])).item()], rtol=1e-12)
+
+
+def test_a_discrete_family_stays_on_the_integers_and_its_masses_sum_to_one():
+    fam = Calibrated("poisson", [[np.linspace(0.05, 0.9, 25)]])
+    p = {"rate": _t([3.0])}
+    k = _t(np.arange(0, 60)[:, None])
+    mass = torch.exp(fam.log_prob({"rate": _t([3.0])}, k)).numpy()
+    assert abs(mass.sum() - 1.0) < 1e-9
+    q = fam.icdf(p, _t([[0.1], [0.5], [0.95]])).numpy()
+    assert np.all(q == np.round(q))
+    dist = db.Predictive(fam, {"rate": [3.0]})
+    np.testing.assert_allclose(dist.mean, (np.arange(60) * mass[:, 0]).sum(), rtol=1e-9)
+
+
+def test_state_round_trip_and_clear_errors():
+    fam = Calibrated("lognormal", [[np.array([0.1, 0.5, 0.8])]])
+    back = db.families.from_state(fam.get_state())
+    p = {"loc": _t([0.3]), "scale": _t([0.7])}
+    assert torch.equal(back.cdf(p, _t([1.2])), fam.cdf(p, _t([1.2])))
+    with pytest.raises(ValueError, match="outside \\[0, 1\\]"):
+        Calibrated("normal", [[np.array([0.5, 1.5])]])
+    with pytest.raises(ValueError, match="multivariate"):
+        Calibrated("multivariate_normal", [[np.array([0.5])]])
+
+
+def test_pit_values_of_exactly_0_and_1_put_no_mass_at_an_infinite_end():
+    # Heavy-tailed rows under a Normal give PIT values that round to 0 or 1: the calibrated
+    # law must stay a proper law with finite moments (it had a mean of -inf before).
+    from distboost.families.calibrated import TAIL
+
+    for folds in (1, 2):
+        fam = Calibrated("normal", [[np.r_[0.0, np.linspace(0.1, 0.9, 17), 1.0]] * folds])
+        params = {"loc": _t([0.0]), "scale": _t([1.0])}
+        params = params if folds == 1 else {f"{k}_{j}": v for k, v in params.items()
+                                            for j in range(folds)}
+        mean, var = fam.mean(params), fam.variance(params)
+        assert np.isfinite(mean.numpy()).all() and np.isfinite(var.numpy()).all()
+        # The end rows' mass (1/20 each side, bins of width TAIL) lies beyond the TAIL quantile.
+        np.testing.assert_allclose(float(fam.cdf(params, _t([st.norm.ppf(TAIL)]))), 1 / 20,
+                                   rtol=1e-6)
+        assert abs(float(mean)) < 1e-6  # symmetric table, symmetric law
