@@ -54,7 +54,9 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = Path("/work/shared/data/uci") if not (ROOT.parent / "shared").is_dir() else \
     ROOT.parent / "shared" / "data" / "uci"
 DATASETS = ("concrete", "energy", "kin8nm", "power-plant", "wine-quality-red", "yacht")
-FAMILIES = {"normal": "normal", "histogram": "histogram"}
+FAMILIES = {"normal": "normal", "histogram": "histogram", "auto": "auto"}
+#: The columns of the CRPS table, in order (peers come in through ``--peers``).
+METHODS = ("normal", "histogram", "auto", "qrf", "treeffuser", "catboost", "ngboost")
 START, END = "<!-- any_shape:start -->", "<!-- any_shape:end -->"
 
 
@@ -67,17 +69,18 @@ def run(family, X_tr, y_tr, X_val, y_val, X_te, y_te, seed) -> dict:
     return {"nll": -model.score(X_te, y_te), "crps": float(np.mean(dist.crps(y_te))),
             "coverage_90": db.metrics.coverage(dist, y_te, 0.9), "seconds": seconds,
             "nll_kind": "mass" if model.family_.discrete else "density",
-            "rounds": model.best_iteration_ + 1}
+            "rounds": model.best_iteration_ + 1, "chosen": model.family_.name}
 
 
-def race(datasets, splits, csv=None) -> pd.DataFrame:
+def race(datasets, splits, csv=None, methods=tuple(FAMILIES)) -> pd.DataFrame:
     rows = []
     for name in datasets:
         for split in range(splits):
             X, y, train, test = load_uci(DATA / name, split=split)
             X_tr, X_val, y_tr, y_val = train_test_split(X[train], y[train], test_size=0.2,
                                                         random_state=split)
-            for method, family in FAMILIES.items():
+            for method in methods:
+                family = FAMILIES[method]
                 res = run(family, X_tr, y_tr, X_val, y_val, X[test], y[test], split)
                 rows.append({"dataset": name, "split": split, "method": method, **res})
                 print(rows[-1], flush=True)
@@ -105,6 +108,42 @@ def cost(bins=(16, 64, 256, 1024), rounds: int = 50) -> pd.DataFrame:
     return table
 
 
+def auto_cost(n: int = 20_000, seed: int = 0, reps: int = 3) -> pd.DataFrame:
+    """Fit seconds of ``family="auto"`` over a default fit (the Normal), same process.
+
+    The data: ``n`` rows of 5 features, ``y`` a skewed, heteroscedastic function of them
+    (a gamma law whose mean and shape vary with ``x``), so that the choice is not trivial.
+    Both fits use every default (``early_stopping="auto"``: 10 % validation rows); the
+    ratio counts the whole ``fit`` (the comparison on ``MAX_ROWS`` rows and the final fit);
+    the chosen family's own fit is timed too.  Each fit runs ``reps`` times, interleaved,
+    and its fastest run counts (the machine is shared: the minimum is the least disturbed).
+    """
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 5))
+    shape = np.exp(1.0 + X[:, 1])
+    y = rng.gamma(shape, np.exp(1.0 + X[:, 0] + 0.5 * np.sin(3 * X[:, 2])) / shape)
+    times: dict[str, list[float]] = {}
+    rounds: dict[str, int] = {}
+    chosen = "normal"
+    for _ in range(reps):
+        for family in ("normal", "auto", "chosen"):
+            spec = chosen if family == "chosen" else family
+            t0 = time.perf_counter()
+            model = db.DistributionalRegressor(family=spec, random_state=0).fit(X, y)
+            times.setdefault(family, []).append(time.perf_counter() - t0)
+            rounds[family] = model.best_iteration_ + 1
+            if family == "auto":
+                table, chosen = model.family_table_, model.family_.name
+    print(table.drop(columns=["skipped"]).to_string(), flush=True)
+    out = pd.DataFrame({
+        "model": ["normal (default)", "auto", f"{chosen} (the chosen family alone)"],
+        "seconds": [min(times[k]) for k in ("normal", "auto", "chosen")],
+        "rounds": [rounds[k] for k in ("normal", "auto", "chosen")]})
+    out["ratio_to_default"] = out["seconds"] / out["seconds"].iloc[0]
+    print(out.to_string(float_format="{:.3f}".format), flush=True)
+    return out
+
+
 def _ms(values: pd.Series) -> str:
     v = values.dropna()
     return f"{v.mean():.3f} ± {v.std():.3f}" if len(v) else ""
@@ -112,7 +151,7 @@ def _ms(values: pd.Series) -> str:
 
 def markdown(df: pd.DataFrame, argv) -> str:
     command = " ".join(sys.argv[1:] if argv is None else argv)
-    methods = [m for m in ("normal", "histogram", "qrf", "treeffuser") if m in set(df.method)]
+    methods = [m for m in METHODS if m in set(df.method)]
     crps = df.groupby(["dataset", "method"])["crps"].mean().unstack()
     lines = [START, "## Any shape: the nonparametric family (`benchmarks/any_shape.py`)", "",
              f"Command: `python benchmarks/any_shape.py {command}` on {os.cpu_count()} "
@@ -132,6 +171,7 @@ def markdown(df: pd.DataFrame, argv) -> str:
                 txt += f" ({runs.split.nunique()} splits)"
             cells.append(f"**{txt}**" if m == best else txt)
         lines.append(f"| {d} | {sub.split.nunique()} | " + " | ".join(cells) + " |")
+    lines += _auto_lines(df, crps)
     lines += ["", "Every metric (NLL of a law on the integers is a log-probability, marked "
               "\"mass\": not comparable with a density's):", "",
               "| dataset | method | NLL | CRPS | 90% coverage | fit s | rounds |",
@@ -146,6 +186,36 @@ def markdown(df: pd.DataFrame, argv) -> str:
     return "\n".join(lines + [END]) + "\n"
 
 
+def _auto_lines(df: pd.DataFrame, crps: pd.DataFrame) -> list[str]:
+    """``family="auto"`` against the best peer per dataset, its choices and fit-time ratio."""
+    if "auto" not in crps.columns:
+        return []
+    peers = [m for m in ("qrf", "treeffuser", "catboost", "ngboost") if m in crps.columns]
+    auto = df[df.method == "auto"]
+    lines = ["", '`family="auto"` against the best peer (' + ", ".join(peers)
+             + "): mean test CRPS, the families it chose (splits), and its fit time over "
+             "Treeffuser's (ratio of the mean fit seconds):", "",
+             "| dataset | auto | best peer | auto <= best peer | chosen | fit time / Treeffuser |",
+             "|---|---|---|---|---|---|"]
+    wins = 0
+    for d in sorted(auto.dataset.unique()):
+        best = crps.loc[d, peers].dropna()
+        peer = best.idxmin() if len(best) else ""
+        win = bool(len(best)) and crps.loc[d, "auto"] <= best.min()
+        wins += win
+        chosen = ", ".join(f"{f} ({n})" for f, n in
+                           auto[auto.dataset == d]["chosen"].value_counts().items())
+        sec = df[df.dataset == d].groupby("method")["seconds"].mean()
+        ratio = (f"{sec['auto'] / sec['treeffuser']:.2f}" if "treeffuser" in sec
+                 and np.isfinite(sec.get("treeffuser", np.nan)) else "")
+        lines.append(f"| {d} | {crps.loc[d, 'auto']:.3f} | "
+                     f"{f'{best.min():.3f} ({peer})' if peer else ''} | "
+                     f"{'yes' if win else 'no'} | {chosen} | {ratio} |")
+    lines += ["", f"`family=\"auto\"` at or below the best peer on {wins} of "
+              f"{auto.dataset.nunique()} datasets."]
+    return lines
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--datasets", default=",".join(DATASETS))
@@ -155,15 +225,24 @@ def main(argv=None):
     parser.add_argument("--from-csv", default=None, help="only write the table from this CSV")
     parser.add_argument("--out", default=None)
     parser.add_argument("--cost", action="store_true")
+    parser.add_argument("--methods", default=",".join(FAMILIES),
+                        help="distboost models to run: normal, histogram, auto")
+    parser.add_argument("--auto-cost", action="store_true",
+                        help="fit time of family='auto' over a default fit, 20,000 rows")
     args = parser.parse_args(argv)
     if args.cost:
         return cost()
-    df = (pd.read_csv(args.from_csv) if args.from_csv
-          else race(args.datasets.split(","), args.splits, args.csv))
+    if args.auto_cost:
+        return auto_cost()
+    df = (pd.concat([pd.read_csv(f) for f in args.from_csv.split(",")], ignore_index=True)
+          if args.from_csv else race(args.datasets.split(","), args.splits, args.csv,
+                                     args.methods.split(",")))
     if args.peers:
         df = pd.concat([df] + [pd.read_csv(f) for f in args.peers.split(",")],
                        ignore_index=True)
-        df = df[df.dataset.isin(set(args.datasets.split(",")))]
+    # Peers' files may hold more splits and other methods (benchmarks/uci.py's races).
+    df = df[df.dataset.isin(set(args.datasets.split(","))) & (df.split < args.splits)
+            & df.method.isin(METHODS)]
     md = markdown(df, argv)
     print(md)
     if args.out:

@@ -129,6 +129,7 @@ def test_errors(make, match):
         make()
 
 
+@pytest.mark.slow  # the fast tier fits, saves and loads it in test_end_to_end.py (case table)
 def test_fit_predict_save_load_and_clone(tmp_path):
     rng = np.random.default_rng(7)
     X = pd.DataFrame({"a": rng.uniform(-1, 1, 120), "c": pd.Categorical(rng.choice(list("xy"),

@@ -263,6 +263,14 @@ def test_degenerate_mixture_on_a_discrete_target_is_flagged_and_never_best():
     assert mix["nll_mean"] < rows.loc["normal", "nll_mean"] - 1.0  # NLL alone would pick it
     assert table.attrs["best"] == "normal" and list(table["family"])[-1] == "mixture(normal, 3)"
     assert table.attrs["ranked_by"] == "crps_mean"
+    # family="auto"'s rule never chooses it, even were its CRPS the best by far.
+    from distboost.selection.auto import one_se_choice
+
+    n_params = {"normal": 2, "mixture(normal, 3)": 8}
+    assert one_se_choice(table.copy(), n_params) == "normal"
+    table.loc[table["family"] == "mixture(normal, 3)", "crps_mean"] = 0.0
+    assert one_se_choice(table, n_params) == "normal"
+    assert not table.set_index("family").loc["mixture(normal, 3)", "within_1se"]
 
 
 def test_integer_target_reads_ordinal_classes_and_histogram_bins_from_y():
