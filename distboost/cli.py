@@ -257,20 +257,12 @@ def _split_target(df: pd.DataFrame, target: str, event: str | None,
 def fit(args) -> int:
     """Fit a model on a CSV file and save it."""
     from .estimators import DistributionalRegressor
-    from .selection import compare_families
 
     X, y = _split_target(_read_csv(args.data), args.target, args.event, args.id, args.drop)
     vector = np.ndim(y) == 2 and args.event is None
     family = args.family or ("multivariate_normal" if vector else "normal")
     if family == "auto":
-        print("Choosing the family by 5-fold cross-validation...", flush=True)
-        table = compare_families(X, y, cv=5, early_stopping=True, progress=args.progress,
-                                 metrics=("nll", "energy_score") if vector else ("nll", "crps"),
-                                 multivariate=True if vector else None)
-        _print_comparison(table)
-        family = _auto_family(table, y)
-        print(f"Chosen family: {family} (ranked by cross-validated "
-              f"{table.attrs['ranked_by']}).")
+        print("Choosing the family by cross-validated CRPS (family='auto')...", flush=True)
     elif args.event and not family.startswith("censored_"):
         family = f"censored_{family}"
     try:
@@ -279,6 +271,11 @@ def fit(args) -> int:
                                         progress=args.progress).fit(X, y)
     except ValueError as err:
         raise UserError(str(err)) from err
+    if family == "auto":
+        table = model.family_table_
+        _print_comparison(table)
+        family = model.family_.name
+        print(f"Chosen family: {family} ({table.attrs['rule']}).")
     model.save(args.out)
     print(f"Fitted {family} ({model.best_iteration_} rounds); saved to {args.out}")
     return 0
@@ -413,33 +410,6 @@ def _print_comparison(table: pd.DataFrame, full_text_in: str | None = None) -> N
     if table.attrs.get("excluded"):
         print(f"Not candidates (support does not hold y, or classification): "
               f"{', '.join(table.attrs['excluded'])}.")
-
-
-def _auto_family(table: pd.DataFrame, y: np.ndarray) -> str:
-    """The family ``fit --family auto`` saves: the best sound (fitted, not degenerate) one.
-
-    For a target of non-negative integers, the best sound count family when there is one: a
-    density would predict non-integer quantiles of a count.
-    """
-    sound = table[(table["skipped"] == "") & (table["degenerate"] == "")]
-    if sound.empty:
-        bad = table[table["degenerate"] != ""]
-        why = (f"; e.g. {bad.iloc[0]['family']}: {bad.iloc[0]['degenerate']}" if len(bad)
-               else "")
-        raise UserError(
-            f"No family fits this target soundly: {len(bad)} fitted families are degenerate "
-            f"and {int((table['skipped'] != '').sum())} were skipped{why}. Choose one with "
-            "--family to fit it anyway."
-        )
-    best = sound.iloc[0]
-    counts = y.ndim == 1 and bool(np.all((y >= 0) & (np.floor(y) == y)))
-    mass = sound[sound["kind"] == "mass"]
-    if counts and best["kind"] != "mass" and len(mass):
-        print(f"y holds integer counts: choosing the best count family, "
-              f"{mass.iloc[0]['family']}, over {best['family']} (a density would predict "
-              "non-integer quantiles).")
-        return str(mass.iloc[0]["family"])
-    return str(best["family"])
 
 
 def _progress_flag(p) -> None:

@@ -139,6 +139,7 @@ def test_compare(csv, capsys):
 
 def _fake_table(rows):
     table = pd.DataFrame(rows, columns=["family", "kind", "crps_mean", "degenerate"])
+    table["crps_std"] = 0.01
     table["skipped"] = ""
     table.attrs.update(ranked_by="crps_mean", note="Ranked by crps_mean: a test note.",
                        excluded={}, best=None)
@@ -155,36 +156,40 @@ def counts_csv(tmp_path):
     return path
 
 
-def test_fit_auto_saves_a_count_family_for_counts_and_never_a_degenerate_one(
+def test_fit_auto_uses_the_estimators_choice_and_never_a_degenerate_one(
         counts_csv, tmp_path, capsys, monkeypatch):
     import distboost as db
-    import distboost.selection
+    import distboost.selection.auto
 
-    # A density ranked first by CRPS and a degenerate Student t: the counts get the Poisson.
-    table = _fake_table([("normal", "density", 0.50, ""), ("poisson", "mass", 0.52, ""),
-                         ("studentt", "density", np.inf, "df <= 1 on 200 of 200 rows")])
-    monkeypatch.setattr(distboost.selection, "compare_families", lambda *a, **k: table)
+    # The best CRPS is a degenerate fit: the sound Poisson is chosen.
+    table = _fake_table([("negative_binomial", "mass", 0.50,
+                          "total_count at its floor on 60% of rows"),
+                         ("poisson", "mass", 0.52, ""), ("histogram", "mass", 0.60, "")])
+    monkeypatch.setattr(distboost.selection.auto, "compare_families",
+                        lambda *a, **k: table.copy())
     model = tmp_path / "m.json"
     assert main(["fit", str(counts_csv), "--target", "y", "--family", "auto", "--out",
                  str(model)]) == 0
     out = capsys.readouterr().out
-    assert "a test note" in out and "integer counts" in out and "Fitted poisson" in out
-    assert db.load(model).family == "poisson"
+    assert "a test note" in out and "Chosen family: poisson" in out and "Fitted poisson" in out
+    loaded = db.load(model)
+    assert loaded.family == "auto" and loaded.family_.name == "poisson"
 
 
 def test_fit_auto_refuses_when_every_family_is_degenerate(counts_csv, tmp_path, capsys,
                                                           monkeypatch):
-    import distboost.selection
+    import distboost.selection.auto
 
-    table = _fake_table([("studentt", "density", np.inf, "df <= 1 on 200 of 200 rows"),
-                         ("normal", "density", 0.5, "scale at its floor on 60% of rows")])
-    monkeypatch.setattr(distboost.selection, "compare_families", lambda *a, **k: table)
+    table = _fake_table([("poisson", "mass", np.inf, "rate at its floor on 90% of rows"),
+                         ("histogram", "mass", 0.5, "collapsed on 60% of rows")])
+    monkeypatch.setattr(distboost.selection.auto, "compare_families",
+                        lambda *a, **k: table.copy())
     model = tmp_path / "m.json"
     assert main(["fit", str(counts_csv), "--target", "y", "--family", "auto", "--out",
                  str(model)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "No family fits this target soundly" in err[0]
-    assert "studentt: df <= 1" in err[0] and not model.exists()
+    assert len(err) == 1 and "no candidate fits this target soundly" in err[0]
+    assert "poisson: rate at its floor" in err[0] and not model.exists()
 
 
 @pytest.mark.slow  # 3 s: a fresh interpreter

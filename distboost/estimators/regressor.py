@@ -17,6 +17,7 @@ from sklearn.base import RegressorMixin
 from .. import families as _families
 from .._validation import check_target
 from ..persistence import loadable
+from .auto import choose_family, is_auto
 from .base import DistributionalEstimator
 
 __all__ = ["DistributionalRegressor"]
@@ -33,6 +34,10 @@ class DistributionalRegressor(RegressorMixin, DistributionalEstimator):
         Weighted marginal MLE the boosting starts from.
     linear_start_ : LinearStart or None
         The linear part of the start (None: the constant start).
+    family_table_ : DataFrame
+        Only with ``family="auto"``: the cross-validated comparison the family was chosen
+        from (:func:`distboost.selection.auto.choose`: one row per candidate, CRPS mean and
+        standard error over the folds, ``degenerate``, ``within_1se``; ``attrs["chosen"]``).
 
     Examples
     --------
@@ -53,14 +58,59 @@ class DistributionalRegressor(RegressorMixin, DistributionalEstimator):
                 "validation_fraction", "n_iter_no_change", "per_parameter_stopping", "links",
                 "base_learner", "backend", "random_state", "n_jobs", "verbose", "progress")
     _n_positional = 1
+    _docs = {"family": (
+        "The conditional distribution of ``y`` (``distboost.families.available()``), or "
+        "\"auto\": ``fit`` chooses it by cross-validated CRPS among candidates read from "
+        "``y`` (its support, integers, a point mass at zero, few ordered levels; the "
+        "nonparametric ``histogram`` always among them) with a one-standard-error rule "
+        "toward the family with fewer parameters, never a degenerate fit; the choice is "
+        "``family_`` and the comparison ``family_table_`` "
+        "(:func:`distboost.selection.auto.choose`).")}
 
     @property
     def _metric(self) -> str:
         return self.scoring_rule
 
+    def fit(self, X, y, sample_weight=None, eval_set=None, eval_sample_weight=None):
+        """Fit one boosted ensemble per distribution parameter (``family="auto"``: first
+        choose the family, see ``family``).
+
+        Parameters
+        ----------
+        X : array_like or DataFrame of shape (n, p)
+            Features; DataFrame categorical (or string) columns are used as categoricals,
+            NaN marks a missing value.
+        y : array_like of shape (n,) (or (n, 2) bounds for a censored family)
+            Target, inside the family's support.
+        sample_weight : array_like of shape (n,), default=None
+            Non-negative row weights (likelihood weights; with ``family="auto"`` they weigh
+            the final fit, not the comparison).
+        eval_set : tuple (X_val, y_val) or list of one such tuple, default=None
+            Validation rows for early stopping and calibration of the final fit.
+        eval_sample_weight : array_like of shape (n_val,) or list of one, default=None
+            Weights of the ``eval_set`` rows.
+
+        Returns
+        -------
+        self
+        """
+        if not is_auto(self.family):
+            self.__dict__.pop("family_table_", None)
+            return super().fit(X, y, sample_weight, eval_set, eval_sample_weight)
+        self._validate_params()
+        chosen, table = choose_family(self, X, y)
+        self._chosen_family = chosen
+        try:
+            super().fit(X, y, sample_weight, eval_set, eval_sample_weight)
+        finally:
+            del self._chosen_family
+        self.family_table_ = table
+        return self
+
     def _prepare_target(self, y):
-        family = _families.get(self.family, links=self.links)
-        if hasattr(family, "encode_target") and family is self.family:
+        spec = self._chosen_family if is_auto(self.family) else self.family
+        family = _families.get(spec, links=self.links)
+        if hasattr(family, "encode_target") and family is spec:
             # encode_target reads the classes / parts from y: never into the user's object.
             family = copy.deepcopy(family)
         y = check_target(family, y)
@@ -76,7 +126,22 @@ class DistributionalRegressor(RegressorMixin, DistributionalEstimator):
     def _get_state(self) -> dict:
         state = super()._get_state()
         state["scoring_rule"] = self.scoring_rule
+        table = getattr(self, "family_table_", None)
+        if table is not None:
+            state["family_table_"] = {"columns": [str(c) for c in table.columns],
+                                      "rows": table.astype(object).to_numpy().tolist(),
+                                      "attrs": dict(table.attrs)}
         return state
+
+    def _set_state(self, state: dict) -> None:
+        super()._set_state(state)
+        table = state.get("family_table_")
+        if table is not None:
+            import pandas as pd
+
+            frame = pd.DataFrame(table["rows"], columns=table["columns"])
+            frame.attrs.update(table["attrs"])
+            self.family_table_ = frame
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -1,7 +1,8 @@
 """Numerical CRPS for any family (user-registered, censored and truncated ones included).
 
 Continuous families: ``CRPS = int (F(x) - 1{x >= y})^2 dx`` by Gauss-Legendre quadrature on
-panels whose ends are ``y`` and the quantiles of levels ``1e-7, 1e-6, ..., 0.01, 0.05, 0.2,
+panels whose ends are ``y``, the points where the cdf has a kink (a family's ``cdf_kinks``,
+e.g. the bin edges of ``histogram``) and the quantiles of levels ``1e-7, 1e-6, ..., 0.01, 0.05, 0.2,
 0.5`` and their mirror images (sorted per row), so that each panel's integrand is smooth (the
 indicator never jumps inside a panel), the body of the law is resolved wherever ``y`` lies,
 and geometric panels follow heavy tails; the two tails
@@ -91,6 +92,9 @@ def _crps_continuous(family, p, lo: torch.Tensor, hi: torch.Tensor) -> torch.Ten
         at_atom = family.cdf(p, torch.full((n,), float(atom), dtype=torch.float64))
         levels = at_atom + (1.0 - at_atom) * levels
     q = family.icdf(p, levels)  # (L, n)
+    kinks = getattr(family, "cdf_kinks", None)  # where the cdf is not smooth (histogram)
+    if kinks is not None:
+        q, _ = torch.sort(torch.cat([q, kinks[:, None].expand(-1, n)]), dim=0)
     if atom is not None:  # the atom is a breakpoint too (the cdf jumps there)
         q, _ = torch.sort(torch.cat([torch.full((1, n), float(atom), dtype=torch.float64), q]),
                           dim=0)

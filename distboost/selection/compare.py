@@ -18,6 +18,7 @@ Families are compared like with like:
 
 from __future__ import annotations
 
+import copy
 import time
 import warnings
 
@@ -158,9 +159,18 @@ def _default_candidates(y: np.ndarray, kind: str) -> tuple[list[str], dict[str, 
 
 
 def _with_parts(family, y: np.ndarray, kind: str):
-    """A vector family built for the ``d`` parts of ``y`` (other families unchanged)."""
+    """A vector family built for the ``d`` parts of ``y``; a family that reads its shape from
+    a scalar target (``encode_target``: ``ordinal_logit``'s number of classes, ``histogram``'s
+    bins) built from the whole ``y``, as a fit on all rows would build it, so that every fold
+    has the same classes or bins (a copy: never the caller's object); others unchanged."""
     if kind == "vector" and family.multivariate and family.dim is None:
         return family.with_dim(y.shape[1])
+    if kind == "scalar" and not family.multivariate and hasattr(family, "encode_target"):
+        family = copy.deepcopy(family)
+        try:
+            family.encode_target(y)
+        except ValueError:
+            pass  # validate_y says why the family cannot hold y (skipped / excluded)
     return family
 
 
@@ -281,6 +291,9 @@ def compare_families(X, y, families=None, cv=5, metrics=None,
 
     fams = [_with_parts(_families.get(f), y, target) for f in families]
     names = [f if isinstance(f, str) else fam.name for f, fam in zip(families, fams, strict=True)]
+    # Families built from y (classes, bins) go to the folds as built.
+    specs = [fam if target == "scalar" and hasattr(fam, "encode_target") else f
+             for f, fam in zip(families, fams, strict=True)]
     holds = []
     for fam in fams:
         try:
@@ -304,7 +317,7 @@ def compare_families(X, y, families=None, cv=5, metrics=None,
 
     context = {"spread": _spread(y, censored), "atom": (atom_value, atom_share)}
     folds = list(KFold(cv, shuffle=True, random_state=random_state).split(np.arange(len(y))))
-    results = _run_folds(families, fams, holds, X, y, folds, metrics, censored, random_state,
+    results = _run_folds(specs, fams, holds, X, y, folds, metrics, censored, random_state,
                          estimator_params, context, progress, n_jobs, names)
     rows = [_evaluate(name, fam, y, results.get(i, []), len(folds), metrics, context)
             for i, (name, fam) in enumerate(zip(names, fams, strict=True))]

@@ -153,6 +153,97 @@ class TweedieLaw:
         return np.where(n > 0, rng.gamma(np.maximum(n, 1) * self.a, self.c), 0.0)
 
 
+class HistogramReference:
+    """The ``histogram`` family's law written with scipy.stats: a mixture, with the category
+    probabilities ``softmax(log size + logits)`` of the family's layout, of ``uniform`` laws on
+    the inner bins and ``truncexpon`` / ``expon`` laws leaving the outer edges (mirrored for
+    the lower tail); ``ppf`` by brentq on the mixture's cdf, ``rvs`` a category then a draw
+    from its law."""
+
+    def __init__(self, family, p):
+        lay = family.layout
+        a = (lay.position - p["loc"]) / p["scale"]
+        coef = np.array([p[f"coef_{j}"] for j in range(lay.n_basis)])
+        logits = lay.log_size - 0.5 * a * a + lay.phi @ coef
+        w = np.exp(logits - logits.max())
+        self.probs = w / w.sum()
+        self.lay = lay
+        self.parts = []
+        for c in range(lay.kind.size):
+            if lay.kind[c] == 0:
+                law = st.uniform(lay.lo[c], lay.hi[c] - lay.lo[c])
+            elif np.isinf(lay.length[c]):
+                law = st.expon(scale=lay.scale[c])
+            else:
+                law = st.truncexpon(lay.length[c] / lay.scale[c], scale=lay.scale[c])
+            self.parts.append((int(lay.kind[c]), lay.anchor[c], law))
+
+    def _each(self, y, kind_fn):
+        y = np.asarray(y, dtype=np.float64)
+        return np.stack([kind_fn(k, a, law, y) for k, a, law in self.parts], axis=-1)
+
+    def pdf(self, y):
+        dens = self._each(y, lambda k, a, law, v: law.pdf(v) if k == 0 else law.pdf(k * (v - a)))
+        return dens @ self.probs
+
+    def logpdf(self, y):
+        with np.errstate(divide="ignore"):
+            return np.log(self.pdf(y))
+
+    def cdf(self, y):
+        parts = self._each(y, lambda k, a, law, v: law.cdf(v) if k == 0 else (
+            law.cdf(v - a) if k > 0 else law.sf(a - v)))
+        return parts @ self.probs
+
+    def ppf(self, q):
+        from scipy.optimize import brentq
+
+        q = np.atleast_1d(np.asarray(q, dtype=np.float64))
+        lo = self.lay.anchor[0] - (self.lay.length[0] if self.lay.present[0] else 0.0)
+        lo = lo if np.isfinite(lo) else self.lay.edges[0] - 200 * self.lay.scale[0]
+        hi = self.lay.edges[-1] + 200 * self.lay.scale[-1]
+        return np.array([brentq(lambda x, v=v: self.cdf(x) - v, lo, hi, xtol=1e-14, rtol=1e-15)
+                         for v in q])
+
+    def _moments(self):
+        means = np.array([law.mean() if k == 0 else a + k * law.mean()
+                          for k, a, law in self.parts])
+        var = np.array([law.var() for _, _, law in self.parts])
+        return means, var
+
+    def mean(self):
+        return float(self._moments()[0] @ self.probs)
+
+    def var(self):
+        means, var = self._moments()
+        m = self.mean()
+        return float(self.probs @ (var + (means - m) ** 2))
+
+    def std(self):
+        return float(np.sqrt(self.var()))
+
+    def rvs(self, size, random_state):
+        rng = np.random.default_rng(random_state)
+        pick = rng.choice(len(self.parts), size=size, p=self.probs)
+        out = np.empty(size)
+        for c, (k, a, law) in enumerate(self.parts):
+            m = pick == c
+            if m.any():
+                v = law.rvs(size=int(m.sum()), random_state=rng)
+                out[m] = v if k == 0 else a + k * v
+        return out
+
+
+def _histogram():
+    """A continuous histogram family read from 400 gamma draws: 10 bins, 3 shape
+    functions, support [0, inf) (a truncated lower tail, an exponential upper one)."""
+    from distboost.families.histogram import Histogram
+
+    fam = Histogram(n_bins=10, n_basis=3)
+    fam.encode_target(st.gamma(3.0).rvs(400, random_state=np.random.default_rng(5)))
+    return fam
+
+
 def _zinb(p):
     from statsmodels.distributions.discrete import zinegbin
 
@@ -253,6 +344,11 @@ CASES: dict[str, Case] = {
         ({"cutpoints_0": -1.0, "cutpoints_1": 0.3, "cutpoints_2": 1.8, "loc": 0.0},
          {"cutpoints_0": -4.0, "cutpoints_1": 3.0, "cutpoints_2": 3.5, "loc": 0.0}),
         _ordinal_law, make=lambda: OrdinalLogit(n_classes=4)),
+    # The layout (bins, tails, basis) is read from fixed gamma draws (see _histogram).
+    "histogram": Case(
+        ({"loc": 2.8, "scale": 1.6, "coef_0": 0.3, "coef_1": -0.2, "coef_2": 0.15},
+         {"loc": 4.5, "scale": 2.5, "coef_0": -0.4, "coef_1": 0.5, "coef_2": -0.3}),
+        lambda p: HistogramReference(_histogram(), p), make=_histogram),
     "bernoulli": Case(({"logits": 0.4}, {"logits": -3.0}),
                       lambda p: st.bernoulli(1.0 / (1.0 + np.exp(-p["logits"]))),
         rows={"logits": [-3.0, 0.2, 2.5]}),

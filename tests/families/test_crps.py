@@ -25,7 +25,7 @@ OTHERS = [f for f in FAMILIES if not _family(f).closed_form_crps]
 def test_the_closed_form_families():
     assert set(CLOSED) == {"normal", "lognormal", "gamma", "laplace", "logistic", "studentt",
                            "exponential", "gumbel", "beta", "poisson", "negative_binomial",
-                           "half_normal",
+                           "half_normal", "histogram",
                            "zero_inflated_poisson", "zero_inflated_negative_binomial",
                            "zero_adjusted_gamma", "zero_adjusted_lognormal"}
 

@@ -12,6 +12,7 @@ import pytest
 
 import distboost as db
 from distboost.families import Mixture
+from distboost.families.histogram import Histogram
 from distboost.families.ordinal import OrdinalLogit
 
 X = np.random.default_rng(0).normal(size=(6, 2))
@@ -48,6 +49,20 @@ CASES = {
                                      r"continuous component family; 'poisson' is discrete"),
     "Mixture with fewer than 2 components": (lambda: Mixture("normal", 1), ValueError,
                                              r"n_components must be an integer >= 2; got 1"),
+    "constant target for histogram": (
+        lambda: R(family="histogram").fit(X, ZEROS), ValueError,
+        r"'histogram' needs at least 2 distinct values of y to place its bins; all 6 rows "
+        r"equal 0"),
+    "target below the histogram's low": (
+        lambda: R(family=Histogram(low=0.0)).fit(X, np.array([1.0, -1, 2, -3, 4, 5])),
+        ValueError, r"2 of 6 rows below low=0 of family 'histogram'"),
+    "histogram link override": (
+        lambda: db.families.get("histogram", links={"scale": "softplus"}), ValueError,
+        r"'histogram' has fixed links \(loc and the coefficients identity, scale exp\); got "
+        r"other links for \['scale'\]"),
+    "histogram without bins": (
+        lambda: db.Predictive.from_params("histogram", loc=[0.0], scale=[1.0]), ValueError,
+        r"'histogram' has no bins yet"),
 }
 
 

@@ -39,8 +39,18 @@ FAMILIES.update({
     "dirichlet(2)-links": lambda: db.families.get(
         "dirichlet", links={"concentration_1": "softplus"}).with_dim(2),
     "dirichlet(4)": lambda: db.families.get("dirichlet").with_dim(4),
+    "histogram-fitted": lambda: _histogram(np.random.default_rng(0).gamma(2.0, size=300)),
+    "histogram-integers-bounded": lambda: _histogram(
+        np.random.default_rng(1).poisson(30.0, size=300).astype(float), high=60.0),
+    "histogram-real-line": lambda: _histogram(np.random.default_rng(2).normal(size=300)),
 })
-PLACEHOLDERS = ("categorical", "ordinal_logit", "multivariate_normal", "dirichlet")
+PLACEHOLDERS = ("categorical", "ordinal_logit", "multivariate_normal", "dirichlet", "histogram")
+
+
+def _histogram(y, **kwargs):
+    fam = db.families.histogram.Histogram(n_bins=12, n_basis=3, **kwargs)
+    fam.encode_target(y)
+    return fam
 
 
 def _json(state):

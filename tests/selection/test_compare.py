@@ -45,7 +45,8 @@ def test_default_candidates_hold_y_and_never_classify():
     rng = np.random.default_rng(2)
     X = rng.normal(size=(120, 2))
     real = db.compare_families(X, rng.normal(size=120), metrics=("nll",), **FAST)
-    assert set(real["family"]) == {"normal", "laplace", "logistic", "gumbel", "studentt", "cauchy"}
+    assert set(real["family"]) == {"normal", "laplace", "logistic", "gumbel", "studentt", "cauchy",
+                                   "histogram"}
     assert (real["skipped"] == "").all()
     assert "classification" in real.attrs["excluded"]["bernoulli"]
     assert "outside the support" in real.attrs["excluded"]["poisson"]
@@ -234,3 +235,51 @@ def test_a_vector_target_compares_the_vector_families():
     assert "family 'dirichlet' needs every part positive" in table.attrs["excluded"]["dirichlet"]
     assert np.isfinite(table.loc[0, "nll_mean"]) and table.attrs["best"] == "multivariate_normal"
     assert "normal" in table.attrs["excluded"]
+
+
+def _wine(n=400):
+    from pathlib import Path
+
+    from distboost.datasets import load_uci
+
+    folder = Path(__file__).resolve().parents[2] / "shared" / "data" / "uci" / "wine-quality-red"
+    if not folder.is_dir():
+        folder = Path("/work/shared/data/uci/wine-quality-red")
+    X, y = load_uci(folder)
+    idx = np.random.default_rng(0).permutation(len(y))[:n]
+    return X[idx], y[idx]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_degenerate_mixture_on_a_discrete_target_is_flagged_and_never_best():
+    # Wine quality (integers 3..8): a 3-normal mixture puts components on the atoms, its
+    # scales at their floor; its NLL is far below the Normal's, its CRPS worse.
+    X, y = _wine()
+    table = db.compare_families(X, y, families=[db.families.Mixture("normal", 3), "normal"],
+                                cv=2, n_estimators=3, early_stopping=False)
+    rows = table.set_index("family")
+    mix = rows.loc["mixture(normal, 3)"]
+    assert re.search(r"scale_\d at its floor on \d+% of rows", mix["degenerate"])
+    assert mix["nll_mean"] < rows.loc["normal", "nll_mean"] - 1.0  # NLL alone would pick it
+    assert table.attrs["best"] == "normal" and list(table["family"])[-1] == "mixture(normal, 3)"
+    assert table.attrs["ranked_by"] == "crps_mean"
+    # family="auto"'s rule never chooses it, even were its CRPS the best by far.
+    from distboost.selection.auto import one_se_choice
+
+    n_params = {"normal": 2, "mixture(normal, 3)": 8}
+    assert one_se_choice(table.copy(), n_params) == "normal"
+    table.loc[table["family"] == "mixture(normal, 3)", "crps_mean"] = 0.0
+    assert one_se_choice(table, n_params) == "normal"
+    assert not table.set_index("family").loc["mixture(normal, 3)", "within_1se"]
+
+
+def test_integer_target_reads_ordinal_classes_and_histogram_bins_from_y():
+    from distboost.selection.compare import _default_candidates
+
+    X, y = _wine(200)
+    names, excluded = _default_candidates(y, "scalar")
+    assert {"ordinal_logit", "histogram"} <= set(names), excluded
+    table = db.compare_families(X, y, families=["ordinal_logit", "histogram"], cv=2,
+                                n_estimators=3, early_stopping=False)
+    assert (table["skipped"] == "").all() and set(table["kind"]) == {"mass"}
+    assert table.attrs["best"] in {"ordinal_logit", "histogram"}
