@@ -142,7 +142,8 @@ def part_c(splits: int, datasets: list[str]) -> pd.DataFrame:
                         out["mapie_width90"] = float(np.mean(ivs[:, 1, j] - ivs[:, 0, j]))
                 rng = np.random.default_rng(s)
                 prop = rng.random(len(ytr)) < 0.75
-                learner = WrapRegressor(lgb.LGBMRegressor(**params)).fit(Xtr[prop], ytr[prop])
+                learner = WrapRegressor(lgb.LGBMRegressor(**params))
+                learner.fit(Xtr[prop], ytr[prop])  # crepes' fit returns None
                 de = DifficultyEstimator().fit(Xtr[prop], y=ytr[prop], scaler=True)
                 learner.calibrate(Xtr[~prop], ytr[~prop], de=de, cps=True, seed=s)
                 for level in LEVELS:
