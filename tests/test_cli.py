@@ -80,6 +80,7 @@ def test_predict_passes_an_id_column_and_writes_survival_probabilities(tmp_path,
     data.drop(columns="patient").to_csv(tmp_path / "train.csv", index=False)
     assert main(["fit", str(tmp_path / "train.csv"), "--target", "time", "--event", "event",
                  "--family", "weibull", "--out", str(model)]) == 0
+    assert "censored_weibull" in capsys.readouterr().out  # --event makes it censored
     preds = tmp_path / "p.csv"
     assert main(["predict", str(model), str(csv), "--id", "patient", "--times", "30,365",
                  "--quantiles", "0.5", "--out", str(preds)]) == 0
@@ -95,6 +96,7 @@ def test_predict_passes_an_id_column_and_writes_survival_probabilities(tmp_path,
     np.testing.assert_allclose(dist.sf(out["q0.5"].to_numpy()), 0.5, atol=1e-6)
 
 
+@pytest.mark.slow  # the same fit as the test above, from ../shared's CSV
 @pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is not beside the checkout")
 def test_fit_survival_with_event_column(tmp_path, capsys):
     model = tmp_path / "m.json"
