@@ -22,8 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # The pages that fit several models on a thousand rows or more (4-6 s each on one core): their
 # code paths have fast unit tests (tests/estimators/test_regressor_multivariate.py,
-# tests/estimators/test_explain.py), so the pages themselves run in the slow tier.
-SLOW_PAGES: set[str] = {"multivariate.md", "explain.md"}
+# tests/estimators/test_explain.py, tests/families/test_censored.py, tests/metrics), so the
+# pages themselves run in the slow tier.
+SLOW_PAGES: set[str] = {"multivariate.md", "explain.md", "censoring.md"}
 
 _FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 

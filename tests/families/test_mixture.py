@@ -143,9 +143,10 @@ def test_boosted_mixture_on_bimodal_data(tmp_path):
     X = pd.DataFrame({"x": x})
     model = db.DistributionalRegressor(family=Mixture("normal", n_components=2),
                                        n_estimators=30, learning_rate=0.2,
-                                       random_state=0).fit(X, y)
+                                       early_stopping=False, random_state=0).fit(X, y)
     dist = model.predict_dist(X)
     normal = db.DistributionalRegressor(family="normal", n_estimators=30, learning_rate=0.2,
+                                        early_stopping=False,
                                         random_state=0).fit(X, y).predict_dist(X)
     assert dist.nll(y).mean() < normal.nll(y).mean() - 0.3
     q = dist.quantile([0.05, 0.5, 0.95])
