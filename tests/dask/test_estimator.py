@@ -146,7 +146,10 @@ def test_other_families_train_and_agree_with_in_process(client, family):
     assert dask_score > start.score(Xt, yt) + 0.1
 
 
-@pytest.mark.parametrize("step", ["natural", "fisher", "newton", "gradient"])
+# Fisher and Newton share the cluster's reduce path with the natural step (the step computer
+# itself is tested for every rule in tests/boosting): slow tier.
+@pytest.mark.parametrize("step", ["natural", pytest.param("fisher", marks=pytest.mark.slow),
+                                  pytest.param("newton", marks=pytest.mark.slow), "gradient"])
 def test_every_step_rule_lowers_the_training_loss(client, step):
     X, y = simulate(1500, seed=6)
     Xd, yd = to_dask(X, y, npartitions=2)
