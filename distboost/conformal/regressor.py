@@ -48,6 +48,10 @@ from .scores import count_below, fold_bisection, order_index, order_statistic
 
 __all__ = ["ConformalRegressor"]
 
+#: Levels of the bisection brackets of a cross-conformal bound stay in [_BRACKET_TAIL,
+#: 1 - _BRACKET_TAIL], where every family's quantile function is finite.
+_BRACKET_TAIL = 1e-12
+
 #: Rows of a chunk of the (calibration rows x new rows) matrices of CQR with several folds.
 _CHUNK_CELLS = 4_000_000
 
@@ -317,11 +321,15 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
                     out[rows] = inner.icdf(sub[0], level).numpy()
                 continue
             sorted_t = [torch.as_tensor(a) for a in group_tables]
-            # Brackets strictly inside (0, 1): a score of exactly 0 or 1 (a far tail) makes
-            # the bound the support's end, found below by the counts at the brackets.
-            lo_level = max(min(float(a[0]) for a in group_tables if a.size) * 0.5, 1e-300)
+            # Brackets strictly inside (0, 1) and finite: a score of exactly 0 or 1 (a far
+            # tail) makes the bound the support's end, found below by the counts at the
+            # brackets.  (A level of 1e-300 made a Normal's bracket -inf, and the bisection
+            # then returned the upper bracket for every bound: a zero-width interval.)  A
+            # score below _BRACKET_TAIL counts as the support's end: wider, never narrower.
+            lo_level = max(min(float(a[0]) for a in group_tables if a.size) * 0.5,
+                           _BRACKET_TAIL)
             hi_level = min(0.5 * (1.0 + max(float(a[-1]) for a in group_tables if a.size)),
-                           1.0 - 1e-16)
+                           1.0 - _BRACKET_TAIL)
 
             def at(level, sub=sub, rows=rows):
                 q = torch.full((rows.size,), level, dtype=torch.float64)

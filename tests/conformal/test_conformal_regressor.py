@@ -212,3 +212,20 @@ def test_the_errors_page_lists_the_conformal_cases():
     section = page.split("## Conformal calibration")[1].split("\n## ")[0]
     rows = {r.strip() for r in re.findall(r"^\| ([^|]+?) \|", section, flags=re.M)}
     assert set(ERRORS) | {"a mondrian group unseen in fit"} <= rows
+
+
+def test_constant_fold_models_give_the_empirical_quantiles_even_with_far_outliers():
+    # With constant fold models z_i = F_k^{-1}(F_k(y_i)) = y_i: the CV+ bounds are order
+    # statistics of y.  Seed 4 holds an outlier at -45 whose PIT is exactly 0: the bracket of
+    # the bisection was -inf and every bound came back as the upper bracket (a zero-width
+    # interval at 48.1, coverage 0).
+    rng = np.random.default_rng(4)
+    X, y = rng.normal(size=(150, 2)), rng.standard_t(2, size=150)
+    model = db.DistributionalRegressor(n_estimators=1, learning_rate=1e-9, early_stopping=False,
+                                       linear_start=False, random_state=4)
+    cf = db.ConformalRegressor(model, cv=5, random_state=4).fit(X, y)
+    assert (cf.scores_ == 0.0).any()  # the far outlier the test is about
+    ys = np.sort(y)
+    want = [ys[order_index(150, 0.9, upper=False) - 1], ys[order_index(150, 0.9, upper=True) - 1]]
+    np.testing.assert_allclose(cf.predict_interval(X[:3], 0.9), np.tile(want, (3, 1)),
+                               rtol=1e-7)
