@@ -89,7 +89,8 @@ def pack_target(y: np.ndarray, k: int) -> dict[str, np.ndarray]:
 
 def unpack_target(dmatrix, k: int, censored: bool) -> np.ndarray:
     """The float64 target of a worker's ``DMatrix`` (inverse of :func:`pack_target`)."""
-    label = np.asarray(dmatrix.get_label(), dtype=np.float32).reshape(dmatrix.num_row(), -1)
+    label = np.asarray(dmatrix.get_label(), dtype=np.float32).reshape(  # 0 rows: no -1
+        dmatrix.num_row(), slots(k) - 2)
     label = label.astype(np.float64)
     lower = np.asarray(dmatrix.get_float_info("label_lower_bound"), dtype=np.float64)
     upper = np.asarray(dmatrix.get_float_info("label_upper_bound"), dtype=np.float64)

@@ -476,7 +476,7 @@ def _dmatrix(xgb_dask, client, data: TrainingFrame, k: int):
     def pack(part):
         y = part[data.y_columns].to_numpy(dtype=np.float64)
         fields = pack_target(y[:, 0] if y.shape[1] == 1 else y, k)
-        label = fields["label"].reshape(len(part), -1)
+        label = fields["label"].reshape(len(part), len(names) - 2)  # 0 rows: no -1
         cols = [*label.T, fields["label_lower_bound"], fields["label_upper_bound"]]
         return pd.DataFrame(dict(zip(names, cols, strict=True)), index=part.index)
 

@@ -63,7 +63,7 @@ class DispersionSearch:
                  max_shift: float = MAX_DISPERSION_SHIFT):
         self.loss, self.data, self.k, self.max_shift = loss, data, k, max_shift
         n = len(next(iter(data.values())))
-        w = (np.full(n, 1.0 / n) if weight is None
+        w = (np.full(n, 1.0 / max(n, 1)) if weight is None  # a worker may hold 0 rows
              else np.asarray(weight, dtype=np.float64) / np.sum(weight))
         self.w = torch.as_tensor(w)
         self._tiled: dict[int, dict] = {}
@@ -77,7 +77,7 @@ class DispersionSearch:
         step = torch.from_numpy(np.repeat(deltas, raw.shape[0]))
         shifted[:, self.k] += step if isinstance(self.k, int) else step[:, None]
         with torch.no_grad():
-            values = (self.loss(shifted, self._tiled[m]).reshape(m, -1) @ self.w).numpy()
+            values = (self.loss(shifted, self._tiled[m]).reshape(m, raw.shape[0]) @ self.w).numpy()
         return np.where(np.isfinite(values), values, np.inf)
 
     def __call__(self, raw, center: float = 0.0) -> tuple[float, float]:

@@ -371,8 +371,16 @@ def test_a_round_that_raises_the_loss_is_regrown_at_half_the_step(client):
 def test_tiny_data_fits_or_says_why_not(client):
     X, y = simulate(30, seed=13)
     Xd, yd = to_dask(X, y, npartitions=2)
+    # seeded: the held-out rows are a seeded draw per partition (seed 0: none of 30 rows)
     with pytest.raises(ValueError, match=r"validation rows \(held out\) hold no row"):
-        DaskDistributionalRegressor(validation_fraction=0.001, client=client).fit(Xd, yd)
+        DaskDistributionalRegressor(validation_fraction=0.001, client=client,
+                                    random_state=0).fit(Xd, yd)
+    # seed 19 holds out one row of the first partition and none of the second: a worker
+    # with an empty validation partition takes part in the metric's all-reduce
+    held_out = DaskDistributionalRegressor(validation_fraction=0.001, client=client,
+                                           random_state=19).fit(Xd, yd)
+    curve = next(iter(held_out.evals_result_["valid"].values()))
+    assert len(curve) > 0 and np.isfinite(curve).all()
     model = DaskDistributionalRegressor(early_stopping=False, n_estimators=20, client=client,
                                         random_state=0).fit(Xd, yd)
     scale = model.to_local().predict_params(X)["scale"]
