@@ -130,8 +130,27 @@ def _natural(g: torch.Tensor, fisher: torch.Tensor) -> torch.Tensor:
     # 1 / lambda (a Monte Carlo Fisher of nearly redundant parameters is close to singular)
     # and leaves a diagonal Fisher's step unchanged up to 1 / (1 + lambda).
     diag = torch.diagonal(fisher, dim1=1, dim2=2).clamp_min(1e-300)
-    nat = torch.linalg.solve(fisher + torch.diag_embed(NATURAL_RIDGE * diag), g[..., None])
+    damped = fisher + torch.diag_embed(NATURAL_RIDGE * diag)
+    if fisher.shape[1] == 2:
+        return _solve_2x2(damped, g)
+    nat = torch.linalg.solve(damped, g[..., None])
     return nat[..., 0]
+
+
+def _solve_2x2(a: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+    """``a^{-1} g`` row by row for ``a`` of shape (n, 2, 2) (symmetric positive definite once
+    damped) by the explicit inverse, a few elementwise passes instead of a batched LU
+    factorisation; rows whose determinant is not positive (a degenerate information matrix)
+    take ``torch.linalg.solve``'s answer."""
+    a00, a01, a10, a11 = a[:, 0, 0], a[:, 0, 1], a[:, 1, 0], a[:, 1, 1]
+    det = a00 * a11 - a01 * a10
+    g0, g1 = g[:, 0], g[:, 1]
+    out = torch.stack([(a11 * g0 - a01 * g1) / det, (a00 * g1 - a10 * g0) / det], dim=1)
+    bad = ~(det > 0) | ~torch.isfinite(out).all(dim=1)
+    if bool(bad.any()):
+        idx = torch.nonzero(bad)[:, 0]
+        out[idx] = torch.linalg.solve(a[idx], g[idx][..., None])[..., 0]
+    return out
 
 
 def _divide(g: torch.Tensor, fisher_diag: torch.Tensor) -> torch.Tensor:

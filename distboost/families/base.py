@@ -99,6 +99,11 @@ class Family:
     #: The closed-form CRPS ``f(y, *params in param_names order) -> Tensor`` that the base
     #: :meth:`crps` calls (a ``staticmethod`` of :mod:`distboost.families.crps`), or None.
     crps_formula = None
+    #: The closed-form per-row NLL and its gradient on the natural scale, ``f(y, *params in
+    #: param_names order) -> (nll, tuple of d nll / d param)`` (a ``staticmethod`` of
+    #: :mod:`distboost.families.scores`), or None: the base :meth:`raw_derivatives` carries
+    #: it to the raw scores.
+    score_formula = None
     #: Links to use instead of the constraint-derived ones (class-level defaults).
     default_links: Mapping[str, str] = {}
     #: True when :meth:`start_values` already is the weighted MLE (closed form): :meth:`init`
@@ -346,8 +351,19 @@ class Family:
         -------
         (nll Tensor[n], grad Tensor[n, K], fisher Tensor[n, K] (diagonal) or Tensor[n, K, K])
         or None
+
+        Notes
+        -----
+        The base implementation is the chain rule of :attr:`score_formula` through the links
+        and the floors, with :meth:`fisher_information` at the floored scores
+        (:func:`distboost.families.scores.chain_rule`); None without a formula, for a link
+        without a closed-form derivative, or without a closed-form Fisher information.
         """
-        return None
+        if self.score_formula is None:
+            return None
+        from .scores import chain_rule
+
+        return chain_rule(self, self.score_formula, raw, y, floor)
 
     # ------------------------------------------------------------------ validation
     def validate_y(self, y) -> np.ndarray:

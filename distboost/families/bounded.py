@@ -7,6 +7,7 @@ import torch
 import torch.distributions as D
 
 from . import crps as _crps
+from . import scores as _scores
 from ._stats import scipy_elementwise, weighted_mean_var
 from .base import Family
 from .registry import register
@@ -25,6 +26,7 @@ class Beta(Family):
     reference = "`beta(a=concentration1, b=concentration0)`"
     closed_form_crps = True
     crps_formula = staticmethod(_crps.beta)
+    score_formula = staticmethod(_scores.beta)
     torch_class = D.Beta
     param_names = ("concentration1", "concentration0")
     support = UNIT_INTERVAL

@@ -16,6 +16,7 @@ import torch
 import torch.distributions as D
 
 from . import crps as _crps
+from . import scores as _scores
 from ._special import EULER_GAMMA, gammainc_ad, gammaincc_ad
 from ._stats import scipy_elementwise, weighted_mean_var, weighted_quantile
 from ._torch_extra import InverseGaussian as _IG
@@ -40,6 +41,7 @@ class LogNormal(Family):
     closed_form_crps = True
     crps_formula = staticmethod(_crps.lognormal)
     dispersion_param = "scale"
+    score_formula = staticmethod(_scores.lognormal)
     torch_class = D.LogNormal
     param_names = ("loc", "scale")
     support = POSITIVE
@@ -78,6 +80,7 @@ class Gamma(Family):
     censorable = True
     closed_form_crps = True
     crps_formula = staticmethod(_crps.gamma)
+    score_formula = staticmethod(_scores.gamma)
     torch_class = D.Gamma
     param_names = ("concentration", "rate")
     support = POSITIVE
@@ -122,6 +125,7 @@ class Weibull(Family):
     name = "weibull"
     reference = "`weibull_min(c=concentration, scale=scale)`"
     censorable = True
+    score_formula = staticmethod(_scores.weibull)
     torch_class = D.Weibull
     param_names = ("scale", "concentration")
     support = POSITIVE
@@ -168,6 +172,7 @@ class Exponential(Family):
     censorable = True
     closed_form_crps = True
     crps_formula = staticmethod(_crps.exponential)
+    score_formula = staticmethod(_scores.exponential)
     torch_class = D.Exponential
     param_names = ("rate",)
     support = NONNEGATIVE
@@ -209,6 +214,7 @@ class HalfNormal(Family):
     closed_form_crps = True
     crps_formula = staticmethod(_crps.half_normal)
     dispersion_param = "scale"
+    score_formula = staticmethod(_scores.half_normal)
     torch_class = D.HalfNormal
     param_names = ("scale",)
     support = NONNEGATIVE
@@ -260,6 +266,7 @@ class InverseGaussian(Family):
         "parameters": "loc = mean (exp), concentration (exp)",
     }
     censorable = True
+    score_formula = staticmethod(_scores.inverse_gaussian)
     torch_class = _IG
     param_names = ("loc", "concentration")
     support = POSITIVE
@@ -299,6 +306,7 @@ class LogLogistic(Family):
     name = "loglogistic"
     reference = "`fisk(c=concentration, scale=scale)`"
     censorable = True
+    score_formula = staticmethod(_scores.loglogistic)
     torch_class = _LL
     param_names = ("scale", "concentration")
     support = POSITIVE
