@@ -28,7 +28,7 @@ from ..links import Link, get_link, link_for_constraint
 from ._inversion import invert_cdf
 from .support import REAL, Support
 
-__all__ = ["Family", "as_float64_tensor", "refuse_all_zero", "spread_floor"]
+__all__ = ["Family", "as_float64_tensor", "info_matrix", "refuse_all_zero", "spread_floor"]
 
 Params = Mapping[str, torch.Tensor]
 
@@ -38,6 +38,21 @@ def as_float64_tensor(x) -> torch.Tensor:
     if isinstance(x, torch.Tensor):
         return x.to(torch.float64)
     return torch.as_tensor(np.asarray(x, dtype=np.float64))
+
+
+def info_matrix(rows) -> torch.Tensor:
+    """A batch of ``K x K`` matrices from their entries: ``rows[i][j]`` is a Tensor of shape
+    (n,) (or a scalar).  Returns the (n, K, K) view of one contiguous (K, K, n) tensor: each
+    entry's ``n`` values lie together, so the elementwise work on an information matrix
+    (the chain rule of the links, the natural step's 2 x 2 solve) runs on contiguous
+    vectors instead of interleaved ones."""
+    ref = next(v for row in rows for v in row if isinstance(v, torch.Tensor))
+    k = len(rows)
+    out = torch.empty((k, k) + tuple(ref.shape), dtype=ref.dtype)
+    for i, row in enumerate(rows):
+        for j, v in enumerate(row):
+            out[i, j] = v
+    return out.permute(*range(2, out.dim()), 0, 1)
 
 
 class Family:
@@ -323,11 +338,12 @@ class Family:
         if fisher is None:
             return None
         d = torch.stack(
-            [self.links[p].derivative(raw[:, k]) for k, p in enumerate(self.param_names)], dim=1
-        )
+            [self.links[p].derivative(raw[:, k]) for k, p in enumerate(self.param_names)], dim=0
+        )  # (K, n)
         if fisher.dim() == 2:
-            return fisher * d * d
-        return fisher * d[:, :, None] * d[:, None, :]
+            return (fisher.T * d * d).T
+        # In the (K, K, n) layout of info_matrix: contiguous passes.
+        return (fisher.permute(1, 2, 0) * (d[:, None, :] * d[None, :, :])).permute(2, 0, 1)
 
     def raw_derivatives(self, raw: torch.Tensor, y: torch.Tensor,
                         floor: torch.Tensor | None = None):

@@ -19,7 +19,7 @@ from . import scores as _scores
 from ._special import EULER_GAMMA, stdtr_ad, studentt_log_prob
 from ._stats import scipy_elementwise, weighted_mean_var, weighted_quantile
 from ._torch_extra import Logistic as _TorchLogistic
-from .base import Family, as_float64_tensor
+from .base import Family, as_float64_tensor, info_matrix
 from .registry import register
 from .support import REAL
 
@@ -72,8 +72,9 @@ class Normal(Family):
         ``diag(1 / s^2, 2)`` (Lehmann & Casella 1998, ex. 2.6.8, by the chain rule).  The raw
         scale is clamped to ``[max(-RAW_BOUND, floor), RAW_BOUND]`` as the link and the floor
         do (zero gradient beyond, as autograd of the clamp gives).  Other links and a floor
-        on ``loc`` take the general chain rule (:meth:`Family.raw_derivatives`).  Arrays come back as
-        column-major (n, 2) views of (2, n) tensors: the engine's layout for LightGBM."""
+        on ``loc`` take the general chain rule (:meth:`Family.raw_derivatives`).  Arrays come
+        back as column-major (n, 2) views of (2, n) tensors: the engine's layout for
+        LightGBM."""
         if self.links["loc"].name != "identity" or self.links["scale"].name != "exp":
             return super().raw_derivatives(raw, y, floor)
         # Runs every round on every row: few passes, in place, and only three allocations,
@@ -215,9 +216,8 @@ class Gumbel(Family):
         (Johnson, Kotz & Balakrishnan 1995, ch. 22, eq. 22.47)."""
         inv_var = params["scale"].pow(-2)
         c = 1.0 - EULER_GAMMA
-        row0 = torch.stack([inv_var, -c * inv_var], dim=-1)
-        row1 = torch.stack([-c * inv_var, (c * c + math.pi**2 / 6.0) * inv_var], dim=-1)
-        return torch.stack([row0, row1], dim=-2)
+        return info_matrix([[inv_var, -c * inv_var],
+                            [-c * inv_var, (c * c + math.pi**2 / 6.0) * inv_var]])
 
     def cdf(self, params, y):
         z = (y - params["loc"]) / params["scale"]
@@ -290,12 +290,7 @@ class StudentT(Family):
         i_vv = 0.25 * (trigamma(1, v / 2.0) - trigamma(1, (v + 1.0) / 2.0)) - (v + 5.0) / (
             2.0 * v * (v + 1.0) * (v + 3.0)
         )
-        zero = torch.zeros_like(v)
-        return torch.stack([
-            torch.stack([i_vv, zero, i_vs], dim=-1),
-            torch.stack([zero, i_ll, zero], dim=-1),
-            torch.stack([i_vs, zero, i_ss], dim=-1),
-        ], dim=-2)
+        return info_matrix([[i_vv, 0.0, i_vs], [0.0, i_ll, 0.0], [i_vs, 0.0, i_ss]])
 
     def cdf(self, params, y):
         z = (y - params["loc"]) / params["scale"]

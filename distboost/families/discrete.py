@@ -26,7 +26,7 @@ from . import crps as _crps
 from . import scores as _scores
 from ._special import lgamma_ratio, nb_information
 from ._stats import scipy_elementwise, weighted_mean_var
-from .base import Family
+from .base import Family, info_matrix
 from .registry import register
 from .support import COUNTS
 
@@ -145,8 +145,7 @@ class NegativeBinomial(Family):
         i_rr, _ = nb_information(r, p / (1.0 - p))
         i_rp = 1.0 / (1.0 - p)
         i_pp = r / (p * (1.0 - p) ** 2)
-        return torch.stack([torch.stack([i_rr, i_rp], dim=-1),
-                            torch.stack([i_rp, i_pp], dim=-1)], dim=-2)
+        return info_matrix([[i_rr, i_rp], [i_rp, i_pp]])
 
     def fisher_information(self, raw):
         """On the raw scale with the default links (exp, sigmoid): ``[[A + r p, r p],
@@ -163,8 +162,7 @@ class NegativeBinomial(Family):
         r = torch.exp(a)
         _, orth = nb_information(r, torch.exp(b))
         rp = r * torch.sigmoid(b)
-        return torch.stack([torch.stack([r * r * orth + rp, rp], dim=-1),
-                            torch.stack([rp, rp], dim=-1)], dim=-2)
+        return info_matrix([[r * r * orth + rp, rp], [rp, rp]])
 
     def start_values(self, y, w):
         mean, var = weighted_mean_var(y, w)

@@ -21,7 +21,7 @@ from ._special import EULER_GAMMA, gammainc_ad, gammaincc_ad
 from ._stats import scipy_elementwise, weighted_mean_var, weighted_quantile
 from ._torch_extra import InverseGaussian as _IG
 from ._torch_extra import LogLogistic as _LL
-from .base import Family, refuse_all_zero
+from .base import Family, info_matrix, refuse_all_zero
 from .registry import register
 from .support import NONNEGATIVE, POSITIVE
 
@@ -98,9 +98,7 @@ class Gamma(Family):
         """``[[psi'(a), -1/b], [-1/b, a/b^2]]`` (e.g. Lehmann & Casella 1998, ex. 2.6.9)."""
         a, b = params["concentration"], params["rate"]
         off = -1.0 / b
-        row0 = torch.stack([torch.special.polygamma(1, a), off], dim=-1)
-        row1 = torch.stack([off, a / (b * b)], dim=-1)
-        return torch.stack([row0, row1], dim=-2)
+        return info_matrix([[torch.special.polygamma(1, a), off], [off, a / (b * b)]])
 
     def cdf(self, params, y):
         x = (params["rate"] * y).clamp_min(0.0)
@@ -143,9 +141,7 @@ class Weibull(Family):
         lam, k = params["scale"], params["concentration"]
         c = 1.0 - EULER_GAMMA
         off = -c / lam
-        row0 = torch.stack([(k / lam) ** 2, off], dim=-1)
-        row1 = torch.stack([off, (c * c + math.pi**2 / 6.0) / (k * k)], dim=-1)
-        return torch.stack([row0, row1], dim=-2)
+        return info_matrix([[(k / lam) ** 2, off], [off, (c * c + math.pi**2 / 6.0) / (k * k)]])
 
     def cdf(self, params, y):
         z = (y.clamp_min(0.0) / params["scale"]) ** params["concentration"]

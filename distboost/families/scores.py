@@ -85,8 +85,13 @@ def raw_nll_grad(family, formula, raw: torch.Tensor, y: torch.Tensor):
         values.append(out[0])
         derivs.append(out[1])
     nll, scores = formula(y, *values)
-    return nll, torch.stack([s if d is None else s * d
-                             for s, d in zip(scores, derivs, strict=True)], dim=1)
+    grad = torch.empty((len(values), raw.shape[0]), dtype=raw.dtype)  # (K, n): see info_matrix
+    for k, (s, d) in enumerate(zip(scores, derivs, strict=True)):
+        if d is None:
+            grad[k] = s
+        else:
+            torch.mul(s, d, out=grad[k])
+    return nll, grad.T
 
 
 def floored(raw: torch.Tensor, floor: torch.Tensor | None) -> torch.Tensor:
@@ -309,7 +314,7 @@ def negative_binomial_raw(raw: torch.Tensor, y: torch.Tensor, max_logit: float):
     g_a = torch.where(_inside(a), -r * (lgamma_ratio_dr(r, y) + ls_neg), 0.0)
     g_b = torch.where(_inside(b, max_logit),
                       r * torch.sigmoid(bc) - y * torch.sigmoid(-bc), 0.0)
-    return nll, torch.stack([g_a, g_b], dim=1)
+    return nll, torch.stack([g_a, g_b], dim=0).T
 
 
 # ---------------------------------------------------------------------------- zero mixtures
@@ -345,4 +350,4 @@ def zero_mixture_raw(base_nll_grad, raw_gate: torch.Tensor, y: torch.Tensor, inf
         g_gate = torch.where(zero, g - post, g_gate)
         grad = torch.where(zero[:, None], (1.0 - post)[:, None] * grad0, grad)
     g_gate = torch.where(inside, g_gate, 0.0)
-    return nll, torch.cat([grad, g_gate[:, None]], dim=1)
+    return nll, torch.cat([grad.T, g_gate[None, :]], dim=0).T
