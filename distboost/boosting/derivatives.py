@@ -48,6 +48,7 @@ together, so :func:`step_derivatives` has no such option; :class:`StepComputer` 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -156,6 +157,8 @@ def _solve_2x2(fisher: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
     torch.sub(a11 * g0, a01 * g1, out=out[0]).div_(det)
     torch.sub(a00 * g1, a10 * g0, out=out[1]).div_(det)
     out = out.T
+    if bool((det > 0).all()) and math.isfinite(float(out.sum())):
+        return out
     bad = ~(det > 0) | ~torch.isfinite(out).all(dim=1)
     if bool(bad.any()):
         idx = torch.nonzero(bad)[:, 0]

@@ -28,7 +28,8 @@ from ..links import Link, get_link, link_for_constraint
 from ._inversion import invert_cdf
 from .support import REAL, Support
 
-__all__ = ["Family", "as_float64_tensor", "info_matrix", "refuse_all_zero", "spread_floor"]
+__all__ = ["Family", "as_float64_tensor", "info_matrix", "raw_information", "refuse_all_zero",
+           "spread_floor"]
 
 Params = Mapping[str, torch.Tensor]
 
@@ -53,6 +54,15 @@ def info_matrix(rows) -> torch.Tensor:
         for j, v in enumerate(row):
             out[i, j] = v
     return out.permute(*range(2, out.dim()), 0, 1)
+
+
+def raw_information(fisher: torch.Tensor, d: torch.Tensor) -> torch.Tensor:
+    """``J^T I J`` with ``J = diag(d)``: the natural-scale information ``fisher`` (n, K) or
+    (n, K, K) carried to the raw scale by the links' derivatives ``d`` of shape (K, n)."""
+    if fisher.dim() == 2:
+        return (fisher.T * d * d).T
+    # In the (K, K, n) layout of info_matrix: contiguous passes.
+    return (fisher.permute(1, 2, 0) * (d[:, None, :] * d[None, :, :])).permute(2, 0, 1)
 
 
 class Family:
@@ -339,11 +349,8 @@ class Family:
             return None
         d = torch.stack(
             [self.links[p].derivative(raw[:, k]) for k, p in enumerate(self.param_names)], dim=0
-        )  # (K, n)
-        if fisher.dim() == 2:
-            return (fisher.T * d * d).T
-        # In the (K, K, n) layout of info_matrix: contiguous passes.
-        return (fisher.permute(1, 2, 0) * (d[:, None, :] * d[None, :, :])).permute(2, 0, 1)
+        )
+        return raw_information(fisher, d)
 
     def raw_derivatives(self, raw: torch.Tensor, y: torch.Tensor,
                         floor: torch.Tensor | None = None):

@@ -53,37 +53,44 @@ def _inside(raw: torch.Tensor, high: float = RAW_BOUND) -> torch.Tensor:
 
 
 def link_value_and_derivative(link, raw: torch.Tensor):
-    """``(theta, d theta / d raw)`` of a link at ``raw`` (shape (n,)), the derivative as
-    autograd of :meth:`Link.forward` gives it (zero where the forward map clamps), or None
-    for a link without a closed form here (the family then uses autograd).  The derivative
-    is None for the identity link (it is 1)."""
+    """``(theta, d theta / d raw, link.derivative(raw))`` of a link at ``raw`` (shape (n,)):
+    the second as autograd of :meth:`Link.forward` gives it (zero where the forward map
+    clamps), the third as :meth:`Link.derivative` gives it (what the Fisher information's
+    chain rule uses); None for a link without a closed form here (the family then uses
+    autograd).  Both derivatives are None for the identity link (they are 1)."""
     name = link.name
     if name == "identity":
-        return raw, None
+        return raw, None, None
     r = raw.clamp(-RAW_BOUND, RAW_BOUND)
     if name == "exp":
         value = torch.exp(r)
-        return value, torch.where(_inside(raw), value, 0.0)
+        return value, torch.where(_inside(raw), value, 0.0), value
     if name == "softplus":
-        return F.softplus(r), torch.where(_inside(raw), torch.sigmoid(r), 0.0)
+        d = torch.sigmoid(r)
+        return F.softplus(r), torch.where(_inside(raw), d, 0.0), d
     if name == "sigmoid":
         s = torch.sigmoid(r)
+        d = s * (1.0 - s)
         keep = _inside(raw) & (s <= 1.0 - _EPS)
-        return s.clamp(max=1.0 - _EPS), torch.where(keep, s * (1.0 - s), 0.0)
+        return s.clamp(max=1.0 - _EPS), torch.where(keep, d, 0.0), d
     return None
 
 
-def raw_nll_grad(family, formula, raw: torch.Tensor, y: torch.Tensor):
+def raw_nll_grad(family, formula, raw: torch.Tensor, y: torch.Tensor, fisher: bool = False):
     """``(nll Tensor[n], grad Tensor[n, K])`` at (already floored) raw scores: the links map
     ``raw`` to ``theta``, ``formula(y, *theta)`` gives the NLL and ``d nll / d theta``, the
-    links' derivatives carry it to ``raw``; None when a link has no closed form here."""
-    values, derivs = [], []
+    links' derivatives carry it to ``raw``; None when a link has no closed form here.  With
+    ``fisher``, a third entry: :meth:`Family.fisher_information` at ``raw`` (from the
+    parameters and link derivatives already computed when the family does not override it;
+    None when it has no closed form)."""
+    values, derivs, plain = [], [], []
     for k, p in enumerate(family.param_names):
         out = link_value_and_derivative(family.links[p], raw[:, k])
         if out is None:
             return None
         values.append(out[0])
         derivs.append(out[1])
+        plain.append(torch.ones_like(out[0]) if out[2] is None else out[2])
     nll, scores = formula(y, *values)
     grad = torch.empty((len(values), raw.shape[0]), dtype=raw.dtype)  # (K, n): see info_matrix
     for k, (s, d) in enumerate(zip(scores, derivs, strict=True)):
@@ -91,7 +98,16 @@ def raw_nll_grad(family, formula, raw: torch.Tensor, y: torch.Tensor):
             grad[k] = s
         else:
             torch.mul(s, d, out=grad[k])
-    return nll, grad.T
+    if not fisher:
+        return nll, grad.T
+    from .base import Family, raw_information
+
+    if type(family).fisher_information is Family.fisher_information:
+        info = family.fisher_natural(dict(zip(family.param_names, values, strict=True)))
+        info = None if info is None else raw_information(info, torch.stack(plain, dim=0))
+    else:
+        info = family.fisher_information(raw)
+    return nll, grad.T, info
 
 
 def floored(raw: torch.Tensor, floor: torch.Tensor | None) -> torch.Tensor:
@@ -131,14 +147,10 @@ def chain_rule(family, formula, raw: torch.Tensor, y: torch.Tensor,
     (Tensor[n], Tensor[n, K], Tensor[n, K] or Tensor[n, K, K]) or None
         None when a link has no closed form or the family no closed-form Fisher information.
     """
-    r = floored(raw, floor)
-    fisher = family.fisher_information(r)
-    if fisher is None:
+    out = raw_nll_grad(family, formula, floored(raw, floor), y, fisher=True)
+    if out is None or out[2] is None:
         return None
-    out = raw_nll_grad(family, formula, r, y)
-    if out is None:
-        return None
-    return out[0], below_floor(out[1], raw, floor), fisher
+    return out[0], below_floor(out[1], raw, floor), out[2]
 
 
 # ---------------------------------------------------------------------------- special functions
