@@ -35,7 +35,7 @@ __all__ = ["below_floor", "chain_rule", "floored", "link_value_and_derivative",
            "raw_nll_grad", "lgamma_ratio_dr", "location_scale",
            "normal", "lognormal", "laplace", "logistic", "gumbel", "cauchy", "studentt",
            "gamma", "weibull", "exponential", "half_normal", "inverse_gaussian", "loglogistic",
-           "beta", "poisson", "negative_binomial", "negative_binomial_raw",
+           "beta", "bernoulli", "poisson", "negative_binomial", "negative_binomial_raw",
            "zero_mixture_raw"]
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -284,6 +284,14 @@ def beta(y, a, b):
            + torch.lgamma(b))
     dab = torch.special.digamma(a + b)
     return nll, (torch.special.digamma(a) - dab - log_y, torch.special.digamma(b) - dab - log_1my)
+
+
+# ---------------------------------------------------------------------------- classes
+def bernoulli(y, logits):
+    """torch's ``Bernoulli(logits=l).log_prob`` (binary cross-entropy with logits): ``nll =
+    max(l, 0) - l y + log1p(exp(-|l|))``, ``d/dl = sigmoid(l) - y``."""
+    nll = F.binary_cross_entropy_with_logits(logits, y, reduction="none")
+    return nll, (torch.sigmoid(logits) - y,)
 
 
 # ---------------------------------------------------------------------------- counts

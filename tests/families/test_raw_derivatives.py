@@ -88,7 +88,7 @@ def _y(name, p, seed=0):
 
 
 #: Families of the table whose derivatives are autograd only (no closed form yet).
-AUTOGRAD_ONLY = {"tweedie", "ordinal_logit", "bernoulli", "categorical"}
+AUTOGRAD_ONLY = {"tweedie", "ordinal_logit", "categorical"}
 
 
 @pytest.mark.parametrize(("name", "i"), PAIRS, ids=PAIR_IDS)
