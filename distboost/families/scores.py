@@ -162,6 +162,8 @@ def lgamma_ratio_dr(r: torch.Tensor, y) -> torch.Tensor:
     tail'(r + y) - tail'(r)``."""
     r, y = torch.broadcast_tensors(r, torch.as_tensor(y, dtype=r.dtype))
     big = r >= STIRLING_MIN
+    if not bool(big.any()):
+        return torch.special.digamma(r + y) - torch.special.digamma(r)
     r_small = torch.where(big, torch.ones_like(r), r)
     r_big = torch.where(big, r, torch.full_like(r, STIRLING_MIN))
     direct = torch.special.digamma(r_small + y) - torch.special.digamma(r_small)
