@@ -26,6 +26,7 @@ from torch.distributions import Distribution
 
 from ..links import Link, get_link, link_for_constraint
 from ._inversion import invert_cdf
+from .information import info_matrix, raw_information
 from .support import REAL, Support
 
 __all__ = ["Family", "as_float64_tensor", "info_matrix", "raw_information", "refuse_all_zero",
@@ -39,30 +40,6 @@ def as_float64_tensor(x) -> torch.Tensor:
     if isinstance(x, torch.Tensor):
         return x.to(torch.float64)
     return torch.as_tensor(np.asarray(x, dtype=np.float64))
-
-
-def info_matrix(rows) -> torch.Tensor:
-    """A batch of ``K x K`` matrices from their entries: ``rows[i][j]`` is a Tensor of shape
-    (n,) (or a scalar).  Returns the (n, K, K) view of one contiguous (K, K, n) tensor: each
-    entry's ``n`` values lie together, so the elementwise work on an information matrix
-    (the chain rule of the links, the natural step's 2 x 2 solve) runs on contiguous
-    vectors instead of interleaved ones."""
-    ref = next(v for row in rows for v in row if isinstance(v, torch.Tensor))
-    k = len(rows)
-    out = torch.empty((k, k) + tuple(ref.shape), dtype=ref.dtype)
-    for i, row in enumerate(rows):
-        for j, v in enumerate(row):
-            out[i, j] = v
-    return out.permute(*range(2, out.dim()), 0, 1)
-
-
-def raw_information(fisher: torch.Tensor, d: torch.Tensor) -> torch.Tensor:
-    """``J^T I J`` with ``J = diag(d)``: the natural-scale information ``fisher`` (n, K) or
-    (n, K, K) carried to the raw scale by the links' derivatives ``d`` of shape (K, n)."""
-    if fisher.dim() == 2:
-        return (fisher.T * d * d).T
-    # In the (K, K, n) layout of info_matrix: contiguous passes.
-    return (fisher.permute(1, 2, 0) * (d[:, None, :] * d[None, :, :])).permute(2, 0, 1)
 
 
 class Family:
@@ -386,7 +363,8 @@ class Family:
             return None
         from .scores import chain_rule
 
-        return chain_rule(self, self.score_formula, raw, y, floor)
+        own = type(self).fisher_information is not Family.fisher_information
+        return chain_rule(self, self.score_formula, raw, y, floor, natural_fisher=not own)
 
     # ------------------------------------------------------------------ validation
     def validate_y(self, y) -> np.ndarray:

@@ -30,6 +30,7 @@ import torch.nn.functional as F
 
 from ..links import RAW_BOUND
 from ._special import STIRLING_MIN, lgamma_ratio
+from .information import raw_information
 
 __all__ = ["below_floor", "chain_rule", "floored", "link_value_and_derivative",
            "raw_nll_grad", "lgamma_ratio_dr", "location_scale",
@@ -76,13 +77,14 @@ def link_value_and_derivative(link, raw: torch.Tensor):
     return None
 
 
-def raw_nll_grad(family, formula, raw: torch.Tensor, y: torch.Tensor, fisher: bool = False):
+def raw_nll_grad(family, formula, raw: torch.Tensor, y: torch.Tensor, fisher: bool = False,
+                 natural_fisher: bool = False):
     """``(nll Tensor[n], grad Tensor[n, K])`` at (already floored) raw scores: the links map
     ``raw`` to ``theta``, ``formula(y, *theta)`` gives the NLL and ``d nll / d theta``, the
     links' derivatives carry it to ``raw``; None when a link has no closed form here.  With
-    ``fisher``, a third entry: :meth:`Family.fisher_information` at ``raw`` (from the
-    parameters and link derivatives already computed when the family does not override it;
-    None when it has no closed form)."""
+    ``fisher``, a third entry: :meth:`Family.fisher_information` at ``raw`` (with
+    ``natural_fisher``, when the family does not override it, from :meth:`fisher_natural` at
+    the parameters and link derivatives already computed; None without a closed form)."""
     values, derivs, plain = [], [], []
     for k, p in enumerate(family.param_names):
         out = link_value_and_derivative(family.links[p], raw[:, k])
@@ -100,9 +102,7 @@ def raw_nll_grad(family, formula, raw: torch.Tensor, y: torch.Tensor, fisher: bo
             torch.mul(s, d, out=grad[k])
     if not fisher:
         return nll, grad.T
-    from .base import Family, raw_information
-
-    if type(family).fisher_information is Family.fisher_information:
+    if natural_fisher:
         info = family.fisher_natural(dict(zip(family.param_names, values, strict=True)))
         info = None if info is None else raw_information(info, torch.stack(plain, dim=0))
     else:
@@ -124,7 +124,7 @@ def below_floor(grad: torch.Tensor, raw: torch.Tensor, floor: torch.Tensor | Non
 
 
 def chain_rule(family, formula, raw: torch.Tensor, y: torch.Tensor,
-               floor: torch.Tensor | None = None):
+               floor: torch.Tensor | None = None, natural_fisher: bool = False):
     """``(nll, grad, fisher)`` on the raw scale from a natural-scale ``formula``.
 
     The raw scores are floored (``max(raw, floor)``, see :func:`below_floor` for the
@@ -141,13 +141,17 @@ def chain_rule(family, formula, raw: torch.Tensor, y: torch.Tensor,
     raw : Tensor of shape (n, K), float64
     y : Tensor of shape (n,)
     floor : Tensor of shape (K,), optional
+    natural_fisher : bool
+        The family's :meth:`fisher_information` is the base one (:meth:`fisher_natural`
+        and the links' chain rule): computed from the parameters at hand.
 
     Returns
     -------
     (Tensor[n], Tensor[n, K], Tensor[n, K] or Tensor[n, K, K]) or None
         None when a link has no closed form or the family no closed-form Fisher information.
     """
-    out = raw_nll_grad(family, formula, floored(raw, floor), y, fisher=True)
+    out = raw_nll_grad(family, formula, floored(raw, floor), y, fisher=True,
+                       natural_fisher=natural_fisher)
     if out is None or out[2] is None:
         return None
     return out[0], below_floor(out[1], raw, floor), out[2]
