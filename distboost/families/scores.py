@@ -53,22 +53,24 @@ def _inside(raw: torch.Tensor, high: float = RAW_BOUND) -> torch.Tensor:
     return (raw >= -RAW_BOUND) & (raw <= high)
 
 
-def link_value_and_derivative(link, raw: torch.Tensor):
+def link_value_and_derivative(link, raw: torch.Tensor, inside: bool = False):
     """``(theta, d theta / d raw, link.derivative(raw))`` of a link at ``raw`` (shape (n,)):
     the second as autograd of :meth:`Link.forward` gives it (zero where the forward map
     clamps), the third as :meth:`Link.derivative` gives it (what the Fisher information's
     chain rule uses); None for a link without a closed form here (the family then uses
-    autograd).  Both derivatives are None for the identity link (they are 1)."""
+    autograd).  Both derivatives are None for the identity link (they are 1).  ``inside``:
+    the caller knows every score lies within ``[-RAW_BOUND, RAW_BOUND]`` (no clamp, no
+    mask)."""
     name = link.name
     if name == "identity":
         return raw, None, None
-    r = raw.clamp(-RAW_BOUND, RAW_BOUND)
+    r = raw if inside else raw.clamp(-RAW_BOUND, RAW_BOUND)
     if name == "exp":
         value = torch.exp(r)
-        return value, torch.where(_inside(raw), value, 0.0), value
+        return value, value if inside else torch.where(_inside(raw), value, 0.0), value
     if name == "softplus":
         d = torch.sigmoid(r)
-        return F.softplus(r), torch.where(_inside(raw), d, 0.0), d
+        return F.softplus(r), d if inside else torch.where(_inside(raw), d, 0.0), d
     if name == "sigmoid":
         s = torch.sigmoid(r)
         d = s * (1.0 - s)
@@ -86,8 +88,10 @@ def raw_nll_grad(family, formula, raw: torch.Tensor, y: torch.Tensor, fisher: bo
     ``natural_fisher``, when the family does not override it, from :meth:`fisher_natural` at
     the parameters and link derivatives already computed; None without a closed form)."""
     values, derivs, plain = [], [], []
+    low, high = torch.aminmax(raw)
+    inside = bool(low > -RAW_BOUND) and bool(high < RAW_BOUND)  # one pass: no link clamps
     for k, p in enumerate(family.param_names):
-        out = link_value_and_derivative(family.links[p], raw[:, k])
+        out = link_value_and_derivative(family.links[p], raw[:, k], inside)
         if out is None:
             return None
         values.append(out[0])
