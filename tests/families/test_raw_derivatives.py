@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from family_cases import FAMILIES, PAIR_IDS, PAIRS, case, draws
+from family_cases import FAMILIES, PAIR_IDS, PAIRS, case, draws, marked
 from family_cases import family as _family
 
 import distboost as db
@@ -91,7 +91,8 @@ def _y(name, p, seed=0):
 AUTOGRAD_ONLY = {"tweedie", "ordinal_logit", "categorical"}
 
 
-@pytest.mark.parametrize(("name", "i"), PAIRS, ids=PAIR_IDS)
+@pytest.mark.parametrize(("name", "i"), marked(PAIRS, name_of=lambda item: item[0]),
+                         ids=PAIR_IDS)
 def test_closed_form_equals_autograd(name, i):
     fam = _family(name)
     p = case(name).params[i]
@@ -145,8 +146,8 @@ def test_censored_and_truncated_twins_equal_autograd_or_leave_it_to_autograd(nam
         _assert_equal(fast, _autograd(fam, raw, y_t, floor), fam.name)
 
 
-@pytest.mark.parametrize("name", [f for f in FAMILIES if f not in AUTOGRAD_ONLY
-                                  and case(f).estimator == "regressor"])
+@pytest.mark.parametrize("name", marked([f for f in FAMILIES if f not in AUTOGRAD_ONLY
+                                         and case(f).estimator == "regressor"]))
 def test_the_objective_takes_the_closed_form_and_its_step_equals_autograds(name):
     """The engine's pair (grad, hess) of the family's default step rule, from the closed form
     (``FamilyObjective.derivatives``) and from autograd plus the Fisher callable, at the
