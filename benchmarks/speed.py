@@ -20,8 +20,13 @@ Prints one line per measurement with the ratio to its reference:
 Timings on a shared machine vary a lot: print ``uptime`` with the figures, compare ratios
 (each measured in one run), never absolute seconds across runs.
 
+5. ``--families all`` (or a list of names) replaces [1]-[4] with a table of every family's
+   fit seconds against LightGBM growing its ``K`` trees a round (issue 30; see
+   ``benchmarks/speed_families.py``).  Target: ratio <= 1.25.
+
 Run: ``.venv/bin/python benchmarks/speed.py [--quick] [--sizes 20000,200000,2000000]
-[--repeat 3] [--what estimator|engine|both] [--no-peers]`` (``make bench`` installs the peers).
+[--repeat 3] [--what estimator|engine|both] [--no-peers] [--families all]`` (``make bench``
+installs the peers).
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ warnings.filterwarnings("ignore")
 TARGETS = {20_000: 1.10, 200_000: 1.05, 2_000_000: 1.10}
 #: From this many rows: 100 rounds on float32 X (the out-of-memory-pressure case).
 LARGE = 1_000_000
-THREADS = 2
+THREADS = int(os.environ.get("DISTBOOST_BENCH_THREADS", "2"))
 
 
 def make_data(n: int, p: int = 20, seed: int = 0, dtype=np.float64):
@@ -115,6 +120,14 @@ def _child(what: str, n: int, rounds: int) -> None:
     if what != "lightgbm":
         import distboost  # noqa: F401  (torch too)
     X, y = make_data(n, dtype=np.float32 if n >= LARGE else np.float64)
+    if what.startswith(("family:", "floor:")):
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from speed_families import child
+
+        r = child(what, X, y, rounds, THREADS)
+        r["peak_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
+        print(json.dumps(r))
+        return
     t0 = time.perf_counter()
     if what == "lightgbm":
         lightgbm_reference(X, y, rounds)
@@ -223,6 +236,7 @@ def bench_predict(n: int, rounds: int) -> dict:
 
 
 def main(argv=None) -> dict:
+    global THREADS
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true",
@@ -233,8 +247,16 @@ def main(argv=None) -> dict:
     parser.add_argument("--what", choices=["estimator", "engine", "both"], default="estimator",
                         help="what [1] times against LightGBM (default: the estimator)")
     parser.add_argument("--no-peers", action="store_true", help="skip [2]-[4]")
+    parser.add_argument("--families", default=None,
+                        help="'all' or comma-separated family names: a table of fit seconds "
+                        "per family against LightGBM growing K trees a round (issue 30); "
+                        "replaces [1]-[4]")
+    parser.add_argument("--threads", type=int, default=THREADS,
+                        help=f"threads per fit (default {THREADS})")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    THREADS = args.threads
+    os.environ["DISTBOOST_BENCH_THREADS"] = str(THREADS)  # the children's
     if args.child:
         _child(args.child[0], int(args.child[1]), int(args.child[2]))
         return {}
@@ -246,6 +268,14 @@ def main(argv=None) -> dict:
     load = os.getloadavg()
     print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores; "
           f"{THREADS} threads per fit", flush=True)
+    if args.families:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from speed_families import bench_families, family_names
+
+        out = bench_families(family_names(args.families), sizes, repeat, run_child, rounds_for)
+        load = os.getloadavg()
+        print(f"load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}", flush=True)
+        return out
     out = bench_fit(sizes, repeat, whats)
     if not (args.quick or args.no_peers):
         out.update(bench_lightgbmlss(20_000, 200, repeat))

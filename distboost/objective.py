@@ -114,7 +114,10 @@ class FamilyObjective:
         """
         if "offset" in data:
             raw = raw + data["offset"]
-        return torch.maximum(raw, self._floor_t)
+        # clamp, not maximum: a score exactly at its floor (a floored start value) gets the
+        # whole one-sided gradient from above (maximum would halve it), as the closed-form
+        # derivatives (Family.raw_derivatives) give it.
+        return torch.clamp(raw, min=self._floor_t)
 
     def data(self, X, y) -> dict:
         """Row-aligned tensors the loss reads for the rows ``(X, y)``."""

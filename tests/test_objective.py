@@ -135,8 +135,8 @@ def test_closed_form_derivatives_equal_autograd_with_offset_and_floor():
         for a, b in zip(fast, slow, strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
     assert obj.derivatives.__func__ is FamilyObjective.derivatives
-    links = FamilyObjective(db.families.get("normal", links={"scale": "softplus"}), y)
-    assert links.derivatives() is None
+    links = FamilyObjective(db.families.get("normal", links={"scale": "sigmoid12"}), y)
+    assert links.derivatives() is None  # a link without a closed-form derivative
     assert FamilyObjective(db.families.get("normal"), y, scoring_rule="crps").derivatives() is None
 
 
@@ -156,4 +156,8 @@ def test_normal_closed_form_with_a_floor_equals_autograd_of_the_floored_nll():
                                fam.fisher_information(torch.maximum(raw, floor)).numpy(),
                                rtol=1e-12)
     assert (raw[:, 1] < 0.2).sum() > 50
-    assert fam.raw_derivatives(raw, y, torch.tensor([0.0, -np.inf])) is None  # floor on loc
+    # A floor on loc takes the general chain rule, equal to autograd too.
+    floor = torch.tensor([0.0, 0.2], dtype=torch.float64)
+    _, grad, _ = fam.raw_derivatives(raw, y, floor)
+    (g,) = torch.autograd.grad(fam.nll(torch.clamp(r, min=floor), y).sum(), r)
+    np.testing.assert_allclose(grad.numpy(), g.numpy(), rtol=1e-12, atol=1e-15)

@@ -48,6 +48,7 @@ together, so :func:`step_derivatives` has no such option; :class:`StepComputer` 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -129,9 +130,42 @@ def _natural(g: torch.Tensor, fisher: torch.Tensor) -> torch.Tensor:
     # Levenberg-Marquardt damping F + lambda diag(F): bounds the condition number by about
     # 1 / lambda (a Monte Carlo Fisher of nearly redundant parameters is close to singular)
     # and leaves a diagonal Fisher's step unchanged up to 1 / (1 + lambda).
+    if fisher.shape[1] == 2:
+        return _solve_2x2(fisher, g)
     diag = torch.diagonal(fisher, dim1=1, dim2=2).clamp_min(1e-300)
-    nat = torch.linalg.solve(fisher + torch.diag_embed(NATURAL_RIDGE * diag), g[..., None])
-    return nat[..., 0]
+    damped = fisher + torch.diag_embed(NATURAL_RIDGE * diag)
+    return torch.linalg.solve(damped, g[..., None])[..., 0]
+
+
+def _solve_2x2(fisher: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+    """``(F + lambda diag F)^{-1} g`` row by row for ``F`` of shape (n, 2, 2) by the explicit
+    inverse of the damped matrix: a few elementwise passes over the four entries instead of a
+    batched LU factorisation (the entries are contiguous vectors when ``F`` comes from
+    :func:`distboost.families.base.info_matrix`).  Rows whose determinant is not positive or
+    whose answer is not finite take ``torch.linalg.solve``'s.
+
+    Returns
+    -------
+    Tensor of shape (n, 2): the (n, 2) view of a contiguous (2, n) tensor.
+    """
+    a00 = fisher[:, 0, 0].clamp_min(1e-300) * (1.0 + NATURAL_RIDGE)
+    a11 = fisher[:, 1, 1].clamp_min(1e-300) * (1.0 + NATURAL_RIDGE)
+    a01, a10 = fisher[:, 0, 1], fisher[:, 1, 0]
+    det = a00 * a11 - a01 * a10
+    g0, g1 = g[:, 0], g[:, 1]
+    out = torch.empty((2, g.shape[0]), dtype=g.dtype)
+    torch.sub(a11 * g0, a01 * g1, out=out[0]).div_(det)
+    torch.sub(a00 * g1, a10 * g0, out=out[1]).div_(det)
+    out = out.T
+    if bool((det > 0).all()) and math.isfinite(float(out.sum())):
+        return out
+    bad = ~(det > 0) | ~torch.isfinite(out).all(dim=1)
+    if bool(bad.any()):
+        idx = torch.nonzero(bad)[:, 0]
+        diag = torch.diagonal(fisher[idx], dim1=1, dim2=2).clamp_min(1e-300)
+        damped = fisher[idx] + torch.diag_embed(NATURAL_RIDGE * diag)
+        out[idx] = torch.linalg.solve(damped, g[idx][..., None])[..., 0]
+    return out
 
 
 def _divide(g: torch.Tensor, fisher_diag: torch.Tensor) -> torch.Tensor:

@@ -1,8 +1,9 @@
 """Numerical weighted maximum likelihood of a family's marginal (unconditional) law.
 
 Minimises the weighted mean negative log-likelihood over the raw (link) scale with
-L-BFGS-B; the gradient is exact, from torch autograd.  Used by every family without a
-closed-form MLE, and by the censored and truncated variants.
+L-BFGS-B; the gradient is exact, from the family's closed form
+(:meth:`Family.raw_derivatives`) where it has one, else from torch autograd.  Used by every
+family without a closed-form MLE, and by the censored and truncated variants.
 """
 
 from __future__ import annotations
@@ -41,7 +42,17 @@ def numerical_mle(family, y, w: np.ndarray, start: dict[str, float]) -> dict[str
     n = w_t.shape[0]
     x0 = np.asarray(family.raw_from_params(start), dtype=np.float64).reshape(-1)
 
+    probe = torch.as_tensor(x0, dtype=torch.float64).reshape(1, -1)
+    closed = family.raw_derivatives(probe, y_t[:1]) is not None
+
     def fun(theta: np.ndarray):
+        if closed:  # the family's closed-form NLL and gradient (Family.raw_derivatives)
+            raw = torch.as_tensor(theta, dtype=torch.float64).reshape(1, -1).expand(n, -1)
+            per_row, grad, _ = family.raw_derivatives(raw, y_t)
+            loss = float(torch.dot(per_row, w_t))
+            if not np.isfinite(loss):
+                return 1e300, np.zeros_like(theta)
+            return loss, (w_t @ grad).numpy().astype(np.float64)
         raw = torch.tensor(theta, dtype=torch.float64, requires_grad=True)
         loss = (family.nll(raw.expand(n, -1), y_t) * w_t).sum()
         if not torch.isfinite(loss):

@@ -283,6 +283,8 @@ def lgamma_ratio(r: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """
     r, y = torch.broadcast_tensors(r, torch.as_tensor(y, dtype=r.dtype))
     big = r >= STIRLING_MIN
+    if not bool(big.any()):  # the common case: one branch, the same values and gradients
+        return torch.lgamma(r + y) - torch.lgamma(r)
     r_small = torch.where(big, torch.ones_like(r), r)
     r_big = torch.where(big, r, torch.full_like(r, STIRLING_MIN))
     direct = torch.lgamma(r_small + y) - torch.lgamma(r_small)

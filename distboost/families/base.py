@@ -26,9 +26,11 @@ from torch.distributions import Distribution
 
 from ..links import Link, get_link, link_for_constraint
 from ._inversion import invert_cdf
+from .information import info_matrix, raw_information
 from .support import REAL, Support
 
-__all__ = ["Family", "as_float64_tensor", "refuse_all_zero", "spread_floor"]
+__all__ = ["Family", "as_float64_tensor", "info_matrix", "raw_information", "refuse_all_zero",
+           "spread_floor"]
 
 Params = Mapping[str, torch.Tensor]
 
@@ -99,6 +101,11 @@ class Family:
     #: The closed-form CRPS ``f(y, *params in param_names order) -> Tensor`` that the base
     #: :meth:`crps` calls (a ``staticmethod`` of :mod:`distboost.families.crps`), or None.
     crps_formula = None
+    #: The closed-form per-row NLL and its gradient on the natural scale, ``f(y, *params in
+    #: param_names order) -> (nll, tuple of d nll / d param)`` (a ``staticmethod`` of
+    #: :mod:`distboost.families.scores`), or None: the base :meth:`raw_derivatives` carries
+    #: it to the raw scores.
+    score_formula = None
     #: Links to use instead of the constraint-derived ones (class-level defaults).
     default_links: Mapping[str, str] = {}
     #: True when :meth:`start_values` already is the weighted MLE (closed form): :meth:`init`
@@ -318,11 +325,9 @@ class Family:
         if fisher is None:
             return None
         d = torch.stack(
-            [self.links[p].derivative(raw[:, k]) for k, p in enumerate(self.param_names)], dim=1
+            [self.links[p].derivative(raw[:, k]) for k, p in enumerate(self.param_names)], dim=0
         )
-        if fisher.dim() == 2:
-            return fisher * d * d
-        return fisher * d[:, :, None] * d[:, None, :]
+        return raw_information(fisher, d)
 
     def raw_derivatives(self, raw: torch.Tensor, y: torch.Tensor,
                         floor: torch.Tensor | None = None):
@@ -346,8 +351,20 @@ class Family:
         -------
         (nll Tensor[n], grad Tensor[n, K], fisher Tensor[n, K] (diagonal) or Tensor[n, K, K])
         or None
+
+        Notes
+        -----
+        The base implementation is the chain rule of :attr:`score_formula` through the links
+        and the floors, with :meth:`fisher_information` at the floored scores
+        (:func:`distboost.families.scores.chain_rule`); None without a formula, for a link
+        without a closed-form derivative, or without a closed-form Fisher information.
         """
-        return None
+        if self.score_formula is None:
+            return None
+        from .scores import chain_rule
+
+        own = type(self).fisher_information is not Family.fisher_information
+        return chain_rule(self, self.score_formula, raw, y, floor, natural_fisher=not own)
 
     # ------------------------------------------------------------------ validation
     def validate_y(self, y) -> np.ndarray:

@@ -7,8 +7,9 @@ import torch
 import torch.distributions as D
 
 from . import crps as _crps
+from . import scores as _scores
 from ._stats import scipy_elementwise, weighted_mean_var
-from .base import Family
+from .base import Family, info_matrix
 from .registry import register
 from .support import UNIT_INTERVAL
 
@@ -25,6 +26,7 @@ class Beta(Family):
     reference = "`beta(a=concentration1, b=concentration0)`"
     closed_form_crps = True
     crps_formula = staticmethod(_crps.beta)
+    score_formula = staticmethod(_scores.beta)
     torch_class = D.Beta
     param_names = ("concentration1", "concentration0")
     support = UNIT_INTERVAL
@@ -40,9 +42,8 @@ class Beta(Family):
         (Johnson, Kotz & Balakrishnan 1995, ch. 25, eq. 25.34)."""
         a, b = params["concentration1"], params["concentration0"]
         tab = torch.special.polygamma(1, a + b)
-        row0 = torch.stack([torch.special.polygamma(1, a) - tab, -tab], dim=-1)
-        row1 = torch.stack([-tab, torch.special.polygamma(1, b) - tab], dim=-1)
-        return torch.stack([row0, row1], dim=-2)
+        return info_matrix([[torch.special.polygamma(1, a) - tab, -tab],
+                            [-tab, torch.special.polygamma(1, b) - tab]])
 
     def cdf(self, params, y):
         y = torch.as_tensor(y, dtype=torch.float64).clamp(0.0, 1.0)

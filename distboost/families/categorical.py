@@ -35,6 +35,7 @@ import torch.distributions as D
 import torch.nn.functional as F
 
 from ..links import Link
+from . import scores as _scores
 from .base import Family, as_float64_tensor
 from .registry import register
 from .support import Support
@@ -84,6 +85,7 @@ class Bernoulli(Family):
     name = "bernoulli"
     reference = "`bernoulli(p=sigmoid(logits))`"
     classification = True
+    score_formula = staticmethod(_scores.bernoulli)
     torch_class = D.Bernoulli
     param_names = ("logits",)
     support = class_indices(2)

@@ -15,10 +15,11 @@ import torch.distributions as D
 
 from ..links import RAW_BOUND
 from . import crps as _crps
+from . import scores as _scores
 from ._special import EULER_GAMMA, stdtr_ad, studentt_log_prob
 from ._stats import scipy_elementwise, weighted_mean_var, weighted_quantile
 from ._torch_extra import Logistic as _TorchLogistic
-from .base import Family, as_float64_tensor
+from .base import Family, as_float64_tensor, info_matrix
 from .registry import register
 from .support import REAL
 
@@ -38,6 +39,7 @@ class Normal(Family):
     closed_form_crps = True
     crps_formula = staticmethod(_crps.normal)
     dispersion_param = "scale"
+    score_formula = staticmethod(_scores.normal)
     torch_class = D.Normal
     param_names = ("loc", "scale")
     support = REAL
@@ -64,23 +66,24 @@ class Normal(Family):
         return torch.stack([inv_var, torch.full_like(inv_var, 2.0)], dim=-1)
 
     def raw_derivatives(self, raw, y, floor=None):
-        """Closed form with the default links (identity, exp; None for other links, or for a
-        floor on ``loc``):
+        """Closed form with the default links (identity, exp):
         ``nll = log s + z^2 / 2 + log(2 pi) / 2`` with ``s = exp(raw_scale)``,
         ``z = (y - loc) / s``; gradient ``(-(y - loc) / s^2, 1 - z^2)``; Fisher information
         ``diag(1 / s^2, 2)`` (Lehmann & Casella 1998, ex. 2.6.8, by the chain rule).  The raw
         scale is clamped to ``[max(-RAW_BOUND, floor), RAW_BOUND]`` as the link and the floor
-        do (zero gradient beyond, as autograd of the clamp gives).  Arrays come back as
-        column-major (n, 2) views of (2, n) tensors: the engine's layout for LightGBM."""
+        do (zero gradient beyond, as autograd of the clamp gives).  Other links and a floor
+        on ``loc`` take the general chain rule (:meth:`Family.raw_derivatives`).  Arrays come
+        back as column-major (n, 2) views of (2, n) tensors: the engine's layout for
+        LightGBM."""
         if self.links["loc"].name != "identity" or self.links["scale"].name != "exp":
-            return None
+            return super().raw_derivatives(raw, y, floor)
         # Runs every round on every row: few passes, in place, and only three allocations,
         # made by numpy (torch's own large allocations are retained by the C allocator
         # across rounds, numpy's are reused).
         lo = -RAW_BOUND
         if floor is not None:
             if float(floor[0]) > -math.inf:
-                return None
+                return super().raw_derivatives(raw, y, floor)
             lo = max(lo, float(floor[1]))
         n = raw.shape[0]
         raw_scale = raw[:, 1]
@@ -126,6 +129,7 @@ class Laplace(Family):
     closed_form_crps = True
     crps_formula = staticmethod(_crps.laplace)
     dispersion_param = "scale"
+    score_formula = staticmethod(_scores.laplace)
     torch_class = D.Laplace
     param_names = ("loc", "scale")
     support = REAL
@@ -165,6 +169,7 @@ class Logistic(Family):
     closed_form_crps = True
     crps_formula = staticmethod(_crps.logistic)
     dispersion_param = "scale"
+    score_formula = staticmethod(_scores.logistic)
     torch_class = _TorchLogistic
     param_names = ("loc", "scale")
     support = REAL
@@ -196,6 +201,7 @@ class Gumbel(Family):
     closed_form_crps = True
     crps_formula = staticmethod(_crps.gumbel)
     dispersion_param = "scale"
+    score_formula = staticmethod(_scores.gumbel)
     torch_class = D.Gumbel
     param_names = ("loc", "scale")
     support = REAL
@@ -210,9 +216,8 @@ class Gumbel(Family):
         (Johnson, Kotz & Balakrishnan 1995, ch. 22, eq. 22.47)."""
         inv_var = params["scale"].pow(-2)
         c = 1.0 - EULER_GAMMA
-        row0 = torch.stack([inv_var, -c * inv_var], dim=-1)
-        row1 = torch.stack([-c * inv_var, (c * c + math.pi**2 / 6.0) * inv_var], dim=-1)
-        return torch.stack([row0, row1], dim=-2)
+        return info_matrix([[inv_var, -c * inv_var],
+                            [-c * inv_var, (c * c + math.pi**2 / 6.0) * inv_var]])
 
     def cdf(self, params, y):
         z = (y - params["loc"]) / params["scale"]
@@ -255,6 +260,7 @@ class StudentT(Family):
     #: the data look Normal.  The diagonal Fisher step keeps ``df``'s step proportional to
     #: its gradient.
     default_step = "fisher"
+    score_formula = staticmethod(_scores.studentt)
     torch_class = D.StudentT
     param_names = ("df", "loc", "scale")
     support = REAL
@@ -284,12 +290,7 @@ class StudentT(Family):
         i_vv = 0.25 * (trigamma(1, v / 2.0) - trigamma(1, (v + 1.0) / 2.0)) - (v + 5.0) / (
             2.0 * v * (v + 1.0) * (v + 3.0)
         )
-        zero = torch.zeros_like(v)
-        return torch.stack([
-            torch.stack([i_vv, zero, i_vs], dim=-1),
-            torch.stack([zero, i_ll, zero], dim=-1),
-            torch.stack([i_vs, zero, i_ss], dim=-1),
-        ], dim=-2)
+        return info_matrix([[i_vv, 0.0, i_vs], [0.0, i_ll, 0.0], [i_vs, 0.0, i_ss]])
 
     def cdf(self, params, y):
         z = (y - params["loc"]) / params["scale"]
@@ -331,6 +332,7 @@ class Cauchy(Family):
         "crps": "numerical (finite; no mean)",
     }
     dispersion_param = "scale"
+    score_formula = staticmethod(_scores.cauchy)
     torch_class = D.Cauchy
     param_names = ("loc", "scale")
     support = REAL

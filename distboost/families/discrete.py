@@ -23,9 +23,10 @@ import torch.distributions as D
 
 from ..links import RAW_BOUND
 from . import crps as _crps
+from . import scores as _scores
 from ._special import lgamma_ratio, nb_information
 from ._stats import scipy_elementwise, weighted_mean_var
-from .base import Family
+from .base import Family, info_matrix
 from .registry import register
 from .support import COUNTS
 
@@ -54,6 +55,7 @@ class Poisson(Family):
     reference = "`poisson(mu=rate)`"
     closed_form_crps = True
     crps_formula = staticmethod(_crps.poisson)
+    score_formula = staticmethod(_scores.poisson)
     torch_class = D.Poisson
     param_names = ("rate",)
     support = COUNTS
@@ -92,6 +94,7 @@ class NegativeBinomial(Family):
     }
     closed_form_crps = True
     crps_formula = staticmethod(_crps.negative_binomial)
+    score_formula = staticmethod(_scores.negative_binomial)
     torch_class = D.NegativeBinomial
     param_names = ("total_count", "probs")
     support = COUNTS
@@ -123,6 +126,17 @@ class NegativeBinomial(Family):
         logits = raw[:, 1].clamp(-RAW_BOUND, _MAX_LOGIT)
         return -_nb_log_pmf(r, logits, y)
 
+    def raw_derivatives(self, raw, y, floor=None):
+        """With the default links, the NLL and gradient straight from the raw scores as
+        :meth:`nll` computes them (:func:`distboost.families.scores.negative_binomial_raw`),
+        the Fisher information of :meth:`fisher_information`; other links take the general
+        chain rule."""
+        if not self._default_links():
+            return super().raw_derivatives(raw, y, floor)
+        r = _scores.floored(raw, floor)
+        nll, grad = _scores.negative_binomial_raw(r, y, _MAX_LOGIT)
+        return nll, _scores.below_floor(grad, raw, floor), self.fisher_information(r)
+
     def fisher_natural(self, params):
         """Expected information of ``(total_count r, probs p)`` (Lawless 1987, sec. 2):
         ``I_rr = E[psi'(r) - psi'(r + Y)]`` (:func:`nb_information`),
@@ -131,8 +145,7 @@ class NegativeBinomial(Family):
         i_rr, _ = nb_information(r, p / (1.0 - p))
         i_rp = 1.0 / (1.0 - p)
         i_pp = r / (p * (1.0 - p) ** 2)
-        return torch.stack([torch.stack([i_rr, i_rp], dim=-1),
-                            torch.stack([i_rp, i_pp], dim=-1)], dim=-2)
+        return info_matrix([[i_rr, i_rp], [i_rp, i_pp]])
 
     def fisher_information(self, raw):
         """On the raw scale with the default links (exp, sigmoid): ``[[A + r p, r p],
@@ -149,8 +162,7 @@ class NegativeBinomial(Family):
         r = torch.exp(a)
         _, orth = nb_information(r, torch.exp(b))
         rp = r * torch.sigmoid(b)
-        return torch.stack([torch.stack([r * r * orth + rp, rp], dim=-1),
-                            torch.stack([rp, rp], dim=-1)], dim=-2)
+        return info_matrix([[r * r * orth + rp, rp], [rp, rp]])
 
     def start_values(self, y, w):
         mean, var = weighted_mean_var(y, w)

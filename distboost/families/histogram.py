@@ -514,7 +514,9 @@ class Histogram(Family):
         return self._score_moments(raw)[3]
 
     def raw_derivatives(self, raw, y, floor=None):
+        below = None
         if floor is not None and bool(torch.isfinite(floor).any()):
+            below = raw < floor  # at the floor: the one-sided gradient from above
             raw = torch.maximum(raw, floor)
         logp, (psi0, psi1), mean, cov = self._score_moments(raw)
         y = as_float64_tensor(y)
@@ -523,8 +525,8 @@ class Histogram(Family):
         own = torch.cat([self._rows(psi0, idx)[:, None], self._rows(psi1, idx)[:, None],
                          self._t["phi"][idx]], dim=-1)
         grad = mean - own
-        if floor is not None and bool(torch.isfinite(floor).any()):
-            grad = torch.where(raw <= floor, torch.zeros_like(grad), grad)
+        if below is not None:
+            grad = torch.where(below, torch.zeros_like(grad), grad)
         return nll, grad, cov
 
     # ------------------------------------------------------------------ start values

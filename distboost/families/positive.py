@@ -16,11 +16,12 @@ import torch
 import torch.distributions as D
 
 from . import crps as _crps
+from . import scores as _scores
 from ._special import EULER_GAMMA, gammainc_ad, gammaincc_ad
 from ._stats import scipy_elementwise, weighted_mean_var, weighted_quantile
 from ._torch_extra import InverseGaussian as _IG
 from ._torch_extra import LogLogistic as _LL
-from .base import Family, refuse_all_zero
+from .base import Family, info_matrix, refuse_all_zero
 from .registry import register
 from .support import NONNEGATIVE, POSITIVE
 
@@ -40,6 +41,7 @@ class LogNormal(Family):
     closed_form_crps = True
     crps_formula = staticmethod(_crps.lognormal)
     dispersion_param = "scale"
+    score_formula = staticmethod(_scores.lognormal)
     torch_class = D.LogNormal
     param_names = ("loc", "scale")
     support = POSITIVE
@@ -78,6 +80,7 @@ class Gamma(Family):
     censorable = True
     closed_form_crps = True
     crps_formula = staticmethod(_crps.gamma)
+    score_formula = staticmethod(_scores.gamma)
     torch_class = D.Gamma
     param_names = ("concentration", "rate")
     support = POSITIVE
@@ -95,9 +98,7 @@ class Gamma(Family):
         """``[[psi'(a), -1/b], [-1/b, a/b^2]]`` (e.g. Lehmann & Casella 1998, ex. 2.6.9)."""
         a, b = params["concentration"], params["rate"]
         off = -1.0 / b
-        row0 = torch.stack([torch.special.polygamma(1, a), off], dim=-1)
-        row1 = torch.stack([off, a / (b * b)], dim=-1)
-        return torch.stack([row0, row1], dim=-2)
+        return info_matrix([[torch.special.polygamma(1, a), off], [off, a / (b * b)]])
 
     def cdf(self, params, y):
         x = (params["rate"] * y).clamp_min(0.0)
@@ -122,6 +123,7 @@ class Weibull(Family):
     name = "weibull"
     reference = "`weibull_min(c=concentration, scale=scale)`"
     censorable = True
+    score_formula = staticmethod(_scores.weibull)
     torch_class = D.Weibull
     param_names = ("scale", "concentration")
     support = POSITIVE
@@ -139,9 +141,7 @@ class Weibull(Family):
         lam, k = params["scale"], params["concentration"]
         c = 1.0 - EULER_GAMMA
         off = -c / lam
-        row0 = torch.stack([(k / lam) ** 2, off], dim=-1)
-        row1 = torch.stack([off, (c * c + math.pi**2 / 6.0) / (k * k)], dim=-1)
-        return torch.stack([row0, row1], dim=-2)
+        return info_matrix([[(k / lam) ** 2, off], [off, (c * c + math.pi**2 / 6.0) / (k * k)]])
 
     def cdf(self, params, y):
         z = (y.clamp_min(0.0) / params["scale"]) ** params["concentration"]
@@ -168,6 +168,7 @@ class Exponential(Family):
     censorable = True
     closed_form_crps = True
     crps_formula = staticmethod(_crps.exponential)
+    score_formula = staticmethod(_scores.exponential)
     torch_class = D.Exponential
     param_names = ("rate",)
     support = NONNEGATIVE
@@ -209,6 +210,7 @@ class HalfNormal(Family):
     closed_form_crps = True
     crps_formula = staticmethod(_crps.half_normal)
     dispersion_param = "scale"
+    score_formula = staticmethod(_scores.half_normal)
     torch_class = D.HalfNormal
     param_names = ("scale",)
     support = NONNEGATIVE
@@ -260,6 +262,7 @@ class InverseGaussian(Family):
         "parameters": "loc = mean (exp), concentration (exp)",
     }
     censorable = True
+    score_formula = staticmethod(_scores.inverse_gaussian)
     torch_class = _IG
     param_names = ("loc", "concentration")
     support = POSITIVE
@@ -299,6 +302,7 @@ class LogLogistic(Family):
     name = "loglogistic"
     reference = "`fisk(c=concentration, scale=scale)`"
     censorable = True
+    score_formula = staticmethod(_scores.loglogistic)
     torch_class = _LL
     param_names = ("scale", "concentration")
     support = POSITIVE

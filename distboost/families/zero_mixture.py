@@ -173,6 +173,27 @@ class ZeroMixture(Family):
         b = raw[:, k].clamp(-RAW_BOUND, RAW_BOUND)
         return -self._log_prob(theta, F.logsigmoid(b), F.logsigmoid(-b), y)
 
+    def raw_derivatives(self, raw, y, floor=None):
+        """Closed form from the base's (:attr:`Family.score_formula`) with the sigmoid link
+        of ``gate`` (:func:`distboost.families.scores.zero_mixture_raw`); None when the base
+        has no formula, a link has no closed form, or the Fisher information none."""
+        from . import scores
+
+        formula = self.base.score_formula
+        if formula is None or self.links["gate"].name != "sigmoid":
+            return None
+        r = scores.floored(raw, floor)
+        theta_raw = r[:, :-1]
+        if scores.raw_nll_grad(self.base, formula, theta_raw[:1], y[:1].abs() + 1.0) is None:
+            return None
+        fisher = self.fisher_information(r)
+        if fisher is None:
+            return None
+        nll, grad = scores.zero_mixture_raw(
+            lambda v: scores.raw_nll_grad(self.base, formula, theta_raw, v), r[:, -1], y,
+            self.inflated)
+        return nll, scores.below_floor(grad, raw, floor), fisher
+
     # ------------------------------------------------------------------ distribution functions
     def cdf(self, params, y):
         theta, g = self._split(params)
@@ -226,16 +247,22 @@ class ZeroMixture(Family):
         if info.dim() == 2:
             info = torch.diag_embed(info)
         n, k = info.shape[0], info.shape[1]
-        out = torch.zeros((n, k + 1, k + 1), dtype=torch.float64)
+        # The (n, K, K) view of a (K, K, n) tensor, as distboost.families.base.info_matrix.
+        out = torch.zeros((k + 1, k + 1, n), dtype=torch.float64).permute(2, 0, 1)
         if not self.inflated:
             out[:, :k, :k] = (1.0 - g)[:, None, None] * info
             out[:, k, k] = 1.0 / (g * (1.0 - g))
             return out
-        with torch.enable_grad():
-            leaves = {p: v.detach().clone().requires_grad_(True) for p, v in theta.items()}
-            log_q0 = self.base.log_prob(leaves, torch.zeros_like(g))
-            s0 = torch.stack(torch.autograd.grad(log_q0.sum(), [leaves[p] for p in
-                                                                self.base_names]), dim=-1)
+        formula = self.base.score_formula
+        if formula is not None:  # the base's closed-form score at 0 (same values as autograd)
+            nll0, scores0 = formula(torch.zeros_like(g), *(theta[p] for p in self.base_names))
+            log_q0, s0 = -nll0, -torch.stack(scores0, dim=-1)
+        else:
+            with torch.enable_grad():
+                leaves = {p: v.detach().clone().requires_grad_(True) for p, v in theta.items()}
+                log_q0 = self.base.log_prob(leaves, torch.zeros_like(g))
+                s0 = torch.stack(torch.autograd.grad(log_q0.sum(), [leaves[p] for p in
+                                                                    self.base_names]), dim=-1)
         q0 = torch.exp(log_q0.detach())
         p0 = g + (1.0 - g) * q0
         outer = s0[:, :, None] * s0[:, None, :]

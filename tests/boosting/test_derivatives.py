@@ -161,12 +161,22 @@ def test_normal_raw_derivatives_equal_autograd_and_the_closed_form_fisher(seed):
     assert tuple(grad.shape) == tuple(fisher.shape) == (n, 2)
 
 
-def test_normal_raw_derivatives_need_the_default_links():
-    raw = torch.zeros(3, 2, dtype=torch.float64)
-    y = torch.zeros(3, dtype=torch.float64)
-    assert db.families.get("normal", links={"scale": "softplus"}).raw_derivatives(raw, y) is None
-    base = db.families.base.Family.raw_derivatives  # the default: no closed form
-    assert base(db.families.get("gamma"), raw, y) is None
+def test_raw_derivatives_of_other_links_and_of_a_family_without_a_formula():
+    """Other links take the general chain rule (equal to autograd); a family without a
+    ``score_formula`` (a user's Toy family below) has none: the engine uses autograd."""
+    rng = np.random.default_rng(0)
+    raw = torch.as_tensor(rng.normal(size=(50, 2)))
+    y = torch.as_tensor(rng.normal(size=50))
+    fam = db.families.get("normal", links={"scale": "softplus"})
+    loss, grad, _ = fam.raw_derivatives(raw, y)
+    r = raw.clone().requires_grad_(True)
+    (g,) = torch.autograd.grad(fam.nll(r, y).sum(), r)
+    np.testing.assert_allclose(grad.numpy(), g.numpy(), rtol=1e-12, atol=1e-15)
+
+    class Toy(db.families.base.Family):
+        name, torch_class, param_names = "toy_normal", torch.distributions.Normal, ("loc", "scale")
+
+    assert Toy().raw_derivatives(raw, y) is None
 
 
 # ------------------------------------------------------------------ step rules

@@ -1,0 +1,189 @@
+"""Closed-form raw derivatives (``Family.raw_derivatives``, :mod:`distboost.families.scores`)
+against autograd, on every family of the case table that has them.
+
+The closed form must give what the autograd path gives: the per-row NLL, its gradient with
+respect to the raw scores (through the links, their clamps and the raw floors) and the
+Fisher information at the floored scores, to 1e-10 in float64, at random raw scores around
+both parameter sets of each family, beyond the links' clamps, below and exactly at a floor.
+The censored and truncated twins are held to the same when they have a closed form, and
+otherwise must leave the engine on autograd; so must a user's family without a formula.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from family_cases import FAMILIES, PAIR_IDS, PAIRS, case, draws, marked
+from family_cases import family as _family
+
+import distboost as db
+from distboost.boosting.derivatives import step_derivatives
+from distboost.estimators.booster import Booster
+from distboost.families import Censored, Truncated
+from distboost.families.scores import link_value_and_derivative
+from distboost.links import RAW_BOUND
+from distboost.objective import FamilyObjective
+
+N = 64
+TOL = 1e-10
+
+
+def _raw(fam, p, seed):
+    """Raw scores around ``p``: noise, and a floor per column that about a third of the rows
+    lie below and two rows lie exactly on."""
+    rng = np.random.default_rng(seed)
+    raw = fam.raw_from_params(p) + rng.normal(scale=0.3, size=(N, fam.n_params))
+    floor = np.quantile(raw[2:], 0.3, axis=0)
+    raw[:2] = floor
+    return torch.as_tensor(raw), torch.as_tensor(floor)
+
+
+@pytest.mark.parametrize("link", ["identity", "exp", "softplus", "sigmoid"])
+def test_link_derivative_equals_autograd_of_the_clamped_forward_map(link):
+    """Beyond and exactly at the clamp ``+-RAW_BOUND`` (and, for the sigmoid, where it stops
+    at ``1 - eps``) the derivative is autograd's of :meth:`Link.forward`."""
+    lk = db.links.get_link(link)
+    raw = torch.tensor([-RAW_BOUND - 3.0, -RAW_BOUND, -3.0, 0.0, 2.5, 36.0, 37.0, RAW_BOUND,
+                        RAW_BOUND + 3.0], dtype=torch.float64)
+    value, deriv, plain = link_value_and_derivative(lk, raw)
+    r = raw.clone().requires_grad_(True)
+    forward = lk.forward(r)
+    (g,) = torch.autograd.grad(forward.sum(), r)
+    np.testing.assert_array_equal(value.numpy(), forward.detach().numpy())
+    np.testing.assert_allclose(torch.ones_like(raw) if deriv is None else deriv, g,
+                               rtol=1e-15, atol=0)
+    np.testing.assert_allclose(torch.ones_like(raw) if plain is None else plain,
+                               lk.derivative(raw), rtol=1e-15, atol=0)
+
+
+def _autograd(fam, raw, y, floor):
+    """NLL, raw gradient and Fisher information of the autograd path: ``nll`` at
+    ``clamp(raw, min=floor)`` (the objective's floor) differentiated by autograd."""
+    r = raw.clone().requires_grad_(True)
+    nll = fam.nll(torch.clamp(r, min=floor), y)
+    (g,) = torch.autograd.grad(nll.sum(), r)
+    return nll.detach(), g, fam.fisher_information(torch.clamp(raw, min=floor))
+
+
+def _assert_equal(fast, slow, what):
+    """Each of ``(nll, grad, fisher)`` equal to 1e-10: the NLL relative to each row's value,
+    gradient and Fisher entries relative to their column's largest magnitude (an entry that
+    cancels to about zero is compared on its column's scale)."""
+    for a, b, part in zip(fast, slow, ("nll", "grad", "fisher"), strict=True):
+        a, b = a.numpy(), b.numpy()
+        assert a.shape == b.shape, (what, part)
+        assert np.array_equal(np.isfinite(a), np.isfinite(b)), (what, part)
+        ok = np.isfinite(b)
+        err = np.abs(np.where(ok, a - b, 0.0))
+        if part == "nll":
+            bound = TOL * np.abs(np.where(ok, b, 0.0))
+        else:
+            bound = TOL * np.max(np.abs(np.where(ok, b, 0.0)), axis=0, keepdims=True)
+        assert np.all(err <= bound + 1e-300), (what, part, float(np.max(err - bound)))
+
+
+def _y(name, p, seed=0):
+    return torch.as_tensor(draws(name, p, N, seed))
+
+
+#: Families of the table whose derivatives are autograd only (no closed form yet).
+AUTOGRAD_ONLY = {"tweedie", "ordinal_logit", "categorical"}
+
+
+@pytest.mark.parametrize(("name", "i"), marked(PAIRS, name_of=lambda item: item[0]),
+                         ids=PAIR_IDS)
+def test_closed_form_equals_autograd(name, i):
+    fam = _family(name)
+    p = case(name).params[i]
+    y = _y(name, p, seed=i)
+    raw, floor = _raw(fam, p, seed=i)
+    fast = fam.raw_derivatives(raw, y, floor)
+    if name in AUTOGRAD_ONLY:
+        assert fast is None
+        return
+    assert fast is not None, f"{name} has no closed-form raw derivatives"
+    _assert_equal(fast, _autograd(fam, raw, y, floor), f"{name}-{i}")
+    # Without a floor.
+    _assert_equal(fam.raw_derivatives(raw, y), _autograd(fam, raw, y, torch.full_like(
+        floor, -torch.inf)), f"{name}-{i} no floor")
+
+
+def _bounds(y, support, rng):
+    """Exact, right-, left- and interval-censored rows around the values ``y``."""
+    kind = rng.integers(0, 4, size=y.size)
+    width = 0.2 * np.std(y)
+    bottom = support.low if np.isfinite(support.low) else -np.inf
+    lo = np.where(kind == 2, bottom, np.where(kind == 3, np.maximum(y - width, bottom), y))
+    hi = np.where(kind == 1, np.inf, np.where(kind == 3, y + width, y))
+    return np.column_stack([lo, hi])
+
+
+CENSORABLE = [f for f in FAMILIES if _family(f).censorable]
+
+
+@pytest.mark.parametrize("name", CENSORABLE)
+def test_censored_and_truncated_twins_equal_autograd_or_leave_it_to_autograd(name):
+    """A wrapper's closed form equals autograd of its own NLL; without one the objective
+    gives the engine no ``derivatives`` (autograd then)."""
+    rng = np.random.default_rng(1)
+    p = case(name).params[0]
+    y = draws(name, p, N, 1)
+    cen = Censored(name)
+    bounds = _bounds(y, cen.support, rng)
+    inner = _family(name)
+    lo = float(np.quantile(y, 0.2))
+    trunc = Truncated(inner, low=lo)
+    for fam, target in ((cen, bounds), (trunc, np.maximum(y, lo))):
+        y_t = torch.as_tensor(target)
+        raw, floor = _raw(fam, p, seed=2)
+        fast = fam.raw_derivatives(raw, y_t, floor)
+        if fam is cen:  # the latent family's closed form serves the exact rows
+            assert fast is not None, fam.name
+        if fast is None:
+            assert FamilyObjective(fam, target, init_params=p).derivatives() is None
+            continue
+        _assert_equal(fast, _autograd(fam, raw, y_t, floor), fam.name)
+
+
+@pytest.mark.parametrize("name", marked([f for f in FAMILIES if f not in AUTOGRAD_ONLY
+                                         and case(f).estimator == "regressor"]))
+def test_the_objective_takes_the_closed_form_and_its_step_equals_autograds(name):
+    """The engine's pair (grad, hess) of the family's default step rule, from the closed form
+    (``FamilyObjective.derivatives``) and from autograd plus the Fisher callable, at the
+    floored start values plus noise: the same to 1e-10."""
+    fam = _family(name)
+    p = case(name).params[0]
+    y = draws(name, p, N, 3)
+    obj = FamilyObjective(fam, y, warn=False, init_params=p)
+    assert obj.derivatives() is not None
+    rng = np.random.default_rng(4)
+    raw = torch.as_tensor(obj.init_raw + rng.normal(scale=0.3, size=(N, obj.n_outputs)))
+    data = obj.data(None, y)
+    step = fam.default_step
+    fast = step_derivatives(obj.loss, raw, data, step, derivatives=obj.derivatives(),
+                            curvature_scale=np.ones(obj.n_outputs))
+    slow = step_derivatives(obj.loss, raw, data, step, fisher=obj.fisher(0),
+                            curvature_scale=np.ones(obj.n_outputs))
+    for a, b in zip(fast, slow, strict=True):
+        scale = np.max(np.abs(b), axis=0) if b.ndim == 2 else np.max(np.abs(b))
+        assert np.all(np.abs(a - b) <= TOL * scale), name
+
+
+def test_a_user_family_and_a_booster_loss_keep_autograd():
+    """A family without ``score_formula`` has no closed form: its objective leaves the engine
+    on autograd (``test_toy_family.py`` fits such families); a ``Booster`` with its own loss
+    fits through autograd."""
+
+    class Shifted(db.families.base.Family):
+        name, torch_class, param_names = "shifted_normal", torch.distributions.Normal, (
+            "loc", "scale")
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(120, 2))
+    y = X[:, 0] + rng.normal(size=120)
+    assert FamilyObjective(Shifted(), y, init_params={"loc": 0.0, "scale": 1.0}
+                           ).derivatives() is None
+    booster = Booster(lambda raw, d: (raw[:, 0] - d["y"]) ** 2, n_estimators=5,
+                      step="newton").fit(X, {"y": y})
+    assert np.isfinite(booster.predict_raw(X)).all()
