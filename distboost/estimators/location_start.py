@@ -219,26 +219,34 @@ def fit_point_model(X, y, weight, options: dict, transform: str, seed: int, n_jo
     Returns
     -------
     booster : lightgbm.Booster
+        Fitted to the target minus ``center``.
     rounds : int
         Rounds kept (``booster.best_iteration`` under early stopping).
     curve : ndarray or None
         Validation mean squared error after rounds ``1..`` (None without validation rows).
+    center : float
+        The weighted mean of the target on the training rows.
     """
     params = _lgb_params(options, seed, n_jobs, len(y))
-    train = lgb.Dataset(X, _target(y, transform), weight=weight, categorical_feature="auto",
+    # Centred (float64) before LightGBM stores the labels as float32: a target offset by
+    # 1e9 keeps its digits.
+    target = _target(y, transform)
+    center = float(np.average(target, weights=weight))
+    train = lgb.Dataset(X, target - center, weight=weight, categorical_feature="auto",
                         params={"verbosity": -1, "feature_pre_filter": False})
     if rounds is not None or X_val is None:
         n_rounds = int(options["n_estimators"] if rounds is None else rounds)
         booster = lgb.train(params, train, num_boost_round=max(n_rounds, 1))
-        return booster, max(n_rounds, 1), None
-    valid = lgb.Dataset(X_val, _target(y_val, transform), weight=w_val, reference=train)
+        return booster, max(n_rounds, 1), None, center
+    valid = lgb.Dataset(X_val, _target(y_val, transform) - center, weight=w_val,
+                        reference=train)
     record: dict = {}
     booster = lgb.train(params, train, num_boost_round=int(options["n_estimators"]),
                         valid_sets=[valid], valid_names=["valid"],
                         callbacks=[lgb.early_stopping(PATIENCE, verbose=False),
                                    lgb.record_evaluation(record)])
     curve = np.asarray(record["valid"]["l2"], dtype=np.float64)
-    return booster, max(int(booster.best_iteration), 1), curve
+    return booster, max(int(booster.best_iteration), 1), curve, center
 
 
 def refit_constants(loss, init_raw: np.ndarray, data: dict, weight) -> np.ndarray:
@@ -279,10 +287,11 @@ def cross_fitted(X, y, weight, options: dict, transform: str, seed: int, rounds:
     take = (lambda A, i: A.iloc[i]) if hasattr(X, "iloc") else (lambda A, i: A[i])
     splits = KFold(folds, shuffle=True, random_state=seed).split(np.arange(n))
     for train, held in splits:
-        booster, _, _ = fit_point_model(take(X, train), y[train],
-                                        None if weight is None else weight[train], options,
-                                        transform, seed, n_jobs, rounds=rounds)
-        out[held] = booster.predict(take(X, held), num_iteration=rounds)
+        booster, _, _, center = fit_point_model(take(X, train), y[train],
+                                                None if weight is None else weight[train],
+                                                options, transform, seed, n_jobs,
+                                                rounds=rounds)
+        out[held] = booster.predict(take(X, held), num_iteration=rounds) + center
     return out
 
 
@@ -310,16 +319,19 @@ class LocationStart:
     transform : {"identity", "log"}
     options : dict
         The point model's options (:func:`point_options`).
+    center : float
+        Added to the booster's prediction (the booster fits the centred target).
     """
 
     def __init__(self, booster: lgb.Booster, column: int, n_outputs: int, rounds: int,
-                 transform: str, options: dict):
+                 transform: str, options: dict, center: float = 0.0):
         self.booster = booster
         self.column = int(column)
         self.n_outputs = int(n_outputs)
         self.rounds = int(rounds)
         self.transform = transform
         self.options = dict(options)
+        self.center = float(center)
 
     def __repr__(self) -> str:
         return (f"LocationStart(column={self.column}, rounds={self.rounds}, "
@@ -328,7 +340,7 @@ class LocationStart:
     def predict(self, X) -> np.ndarray:
         """The point model's prediction (the location's raw scale), ndarray of shape (n,)."""
         return np.asarray(self.booster.predict(X, num_iteration=self.rounds),
-                          dtype=np.float64).reshape(-1)
+                          dtype=np.float64).reshape(-1) + self.center
 
     def offset(self, X) -> np.ndarray:
         """The start of every raw output, ndarray of shape (n, K): the prediction in the
@@ -339,16 +351,18 @@ class LocationStart:
 
     def contrib(self, X) -> np.ndarray:
         """The point model's exact TreeSHAP values, ndarray of shape (n, p + 1), the last
-        column its expected value; each row sums to :meth:`predict`."""
+        column its expected value (``center`` included); each row sums to :meth:`predict`."""
         out = self.booster.predict(X, pred_contrib=True, num_iteration=self.rounds)
-        return np.asarray(out, dtype=np.float64).reshape(X.shape[0], -1)
+        out = np.asarray(out, dtype=np.float64).reshape(X.shape[0], -1)
+        out[:, -1] += self.center
+        return out
 
     def to_dict(self) -> dict:
         return {"model": self.booster.model_to_string(num_iteration=self.rounds),
                 "column": self.column, "n_outputs": self.n_outputs, "rounds": self.rounds,
-                "transform": self.transform, "options": self.options}
+                "transform": self.transform, "options": self.options, "center": self.center}
 
     @classmethod
     def from_dict(cls, d: dict) -> LocationStart:
         return cls(lgb.Booster(model_str=d["model"]), d["column"], d["n_outputs"],
-                   d["rounds"], d["transform"], d["options"])
+                   d["rounds"], d["transform"], d["options"], d.get("center", 0.0))

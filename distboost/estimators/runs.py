@@ -74,9 +74,11 @@ class FitRuns:
         one run on the training rows (early-stopped and calibrated on the validation rows).
 
         Under ``location_start="auto"`` below :data:`AUTO_COMPARE_ROWS` training rows the
-        fit is run with and without the location start and the run with the lower
-        validation loss (cross-validated loss) is kept: on small data a point model can fit
-        worse than the constant start, and the comparison is cheap there.
+        fit is run with and without the location start; the start is kept when its
+        validation loss is lower by more than one standard error of the paired per-row
+        differences (under cross-validation: a lower cross-validated loss).  On small data
+        a point model can start the location worse than the constant, and the comparison
+        is cheap there.
         """
         compare = (location is not None and location["auto"]
                    and len(y) < AUTO_COMPARE_ROWS)
@@ -104,19 +106,29 @@ class FitRuns:
         run = fit(location)
         if compare and run.location is not None and val[0] is not None:
             plain = fit(None)
-            if (self._validation_loss(plain, val, context)
-                    <= self._validation_loss(run, val, context)):
+            # The start must win by more than one standard error of the paired per-row
+            # differences (the one-standard-error rule, Hastie et al. 2009, sec. 7.10):
+            # on a few dozen validation rows a single row can decide a plain comparison.
+            diff = (self._validation_losses(run, val, context)
+                    - self._validation_losses(plain, val, context))
+            w = np.ones(len(diff)) if val[2] is None else np.asarray(val[2], np.float64)
+            w = w / w.sum()
+            mean = float(w @ diff)
+            se = float(np.sqrt(w @ (diff - mean) ** 2 / max(len(diff) - 1, 1)))
+            if not mean + se < 0.0:
                 run = plain
         return run
 
-    def _validation_loss(self, run: Run, val, context) -> float:
-        """Weighted mean loss of a finished run (kept rounds, starts, shift, floor) on the
-        validation rows."""
-        X_val, y_val, w_val = val
+    def _validation_losses(self, run: Run, val, context) -> np.ndarray:
+        """Per-row loss of a finished run (kept rounds, starts, shift, floor) on the
+        validation rows, shape (n_val,)."""
+        X_val, y_val, _ = val
         raw = run.ensemble.predict_raw(self._tree_X(X_val, context)) + run.offset(X_val)
         raw = np.maximum(apply_shift(raw, run.objective.dispersion_column(), run.shift),
                          run.objective.raw_floor)
-        return _mean_loss(run.objective.loss, raw, run.objective.data(X_val, y_val), w_val)
+        with torch.no_grad():
+            return run.objective.loss(torch.as_tensor(raw, dtype=torch.float64),
+                                      run.objective.data(X_val, y_val)).numpy()
 
     def _validation_rows(self, family, X, y, sample_weight, eval_set, eval_weight, mode,
                          context, seed):
@@ -232,11 +244,11 @@ class FitRuns:
         X_val, y_val, w_val = val
         X_tree = self._tree_X(X, context)
         X_val_tree = None if X_val is None else self._tree_X(X_val, context)
-        booster, rounds, curve = fit_point_model(
+        booster, rounds, curve, center = fit_point_model(
             X_tree, y, sample_weight, plan["options"], plan["transform"], seed, self.n_jobs,
             X_val_tree, y_val, w_val, rounds=plan["rounds"])
         start = LocationStart(booster, plan["column"], objective.n_outputs, rounds,
-                              plan["transform"], plan["options"])
+                              plan["transform"], plan["options"], center)
         if plan["auto"] and curve is not None:
             target = np.log(y_val) if plan["transform"] == "log" else y_val
             centre = np.average(np.log(y) if plan["transform"] == "log" else y,
@@ -359,7 +371,7 @@ class FitRuns:
         target = np.log(y) if plan["transform"] == "log" else np.asarray(y, np.float64)
         w = np.ones(len(y)) if sample_weight is None else sample_weight
         for train, valid in folds:
-            _, _, curve = fit_point_model(
+            _, _, curve, _ = fit_point_model(
                 self._tree_X(take_rows(X, train), context), y[train], w[train],
                 plan["options"], plan["transform"], seed, self.n_jobs,
                 self._tree_X(take_rows(X, valid), context), y[valid], w[valid])
