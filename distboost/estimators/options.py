@@ -157,8 +157,11 @@ OPTIONS: dict[str, Option] = {
         "``num_leaves``, ``learning_rate``, ``min_child_samples`` and ``n_estimators`` (the "
         "cap of its rounds; all of them with ``early_stopping=False``); \"auto\": the "
         "Normal, Laplace, Logistic, Gumbel and LogNormal families when the point model "
-        "beats the constant on the validation rows (below 1,000 rows only when the linear "
-        "start is not chosen); None: the constant start.  The start is in "
+        "beats the constant on the validation rows and, below 10,000 training rows, the fit "
+        "from it beats the fit without it there by more than one standard error (below "
+        "1,000 rows only when the linear start is not chosen); None: the constant start.  "
+        "The training rows start from out-of-fold predictions of the point model (5 "
+        "folds), so that the spread is fitted to honest residuals.  The start is in "
         "``location_start_``; ``explain`` adds the point model's SHAP values to the "
         "location's."),
     "tuning": Option(

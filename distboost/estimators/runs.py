@@ -160,8 +160,8 @@ class FitRuns:
         (the refit after cross-validation; ``output_rounds``: each output's rounds there,
         under per-parameter stopping); ``penalty`` starts from the penalised linear
         model of :mod:`distboost.estimators.linear_start`; ``location`` (a plan of
-        :meth:`_location_plan`) from a point model of the location
-        (:mod:`distboost.estimators.location_start`).  ``valid_curve`` holds the
+        :func:`~distboost.estimators.location_start.location_plan`) from a point model
+        of the location.  ``valid_curve`` holds the
         validation loss after rounds ``0..R`` (round 0: the start values).
         """
         objective = self._make_objective(family, X, y, sample_weight, warn=warn,
