@@ -18,7 +18,7 @@ from sklearn.utils.validation import validate_data
 
 __all__ = ["check_target", "check_X", "check_sample_weight", "check_eval_set",
            "check_consistent_rows", "int_seed", "take_rows", "resolve_columns", "take_columns",
-           "numeric_columns", "numeric_text"]
+           "numeric_columns", "numeric_text", "numeric_text_counts"]
 
 
 def check_X(estimator, X, *, reset: bool):
@@ -139,33 +139,61 @@ def numeric_text(column: pd.Series, col) -> tuple[pd.Series | None, str | None]:
     present = column[column.notna()]
     if present.empty or pd.api.types.infer_dtype(present, skipna=True) == "boolean":
         return None, None
-    # Parse the distinct values only: a column of a few categories costs a hash, not a parse.
-    unique = pd.Series(pd.unique(present.to_numpy(dtype=object)), dtype=object)
-    bad = unique[pd.to_numeric(unique, errors="coerce").isna().to_numpy()]
-    if len(bad) == len(unique):
-        return None, None
-    n = len(present)
-    is_token = present.isin(bad).to_numpy()
-    n_ok = n - int(is_token.sum())
-    tokens = present[is_token].astype(str).value_counts()
+    # Count the distinct values only: a column of a few categories costs a hash, not a parse.
+    counts = pd.Series(present.to_numpy(dtype=object)).value_counts(sort=False)
+    numeric, message = numeric_text_counts(counts, len(column), col)
+    return (pd.to_numeric(column, errors="coerce").astype(np.float64) if numeric
+            else None), message
+
+
+def numeric_text_counts(counts: pd.Series, n_rows: int, col) -> tuple[bool, str | None]:
+    """The decision of :func:`numeric_text` from a text column's value counts (what a
+    distributed fit can reduce its partitions to).
+
+    Parameters
+    ----------
+    counts : Series of int
+        Rows per distinct present (non-missing) value, indexed by the values.
+    n_rows : int
+        Rows of the column, missing ones included (for the message).
+    col : hashable
+
+    Returns
+    -------
+    numeric : bool
+        Whether the column is read as numbers (its few non-numeric tokens as NaN).
+    message : str or None
+        As :func:`numeric_text`'s.
+    """
+    if counts.empty or pd.api.types.infer_dtype(counts.index, skipna=True) == "boolean":
+        return False, None
+    unique = pd.Series(counts.index.to_numpy(dtype=object), dtype=object)
+    is_token = pd.to_numeric(unique, errors="coerce").isna().to_numpy()
+    if is_token.all():
+        return False, None
+    n = int(counts.sum())
+    n_ok = n - int(counts.to_numpy()[is_token].sum())
+    tokens = pd.Series(counts.to_numpy()[is_token], index=unique[is_token].astype(str))
+    tokens = tokens.groupby(level=0, sort=False).sum().sort_values(ascending=False,
+                                                                   kind="stable")
     shown = ", ".join(f"{t!r}" for t in tokens.index[:5]) + (", ..." if len(tokens) > 5 else "")
     if len(tokens) <= TEXT_TOKENS and 2 * n_ok > n:
         rows = f"{n - n_ok} row{'s' * (n - n_ok != 1)}"
-        what = (f"numbers in {n_ok} of {len(column)} rows and the non-numeric value(s) "
+        what = (f"numbers in {n_ok} of {n_rows} rows and the non-numeric value(s) "
                 f"{shown} in {rows}, read as missing (NaN)" if len(tokens) else
-                f"only numbers ({n_ok} of {len(column)} rows; the others missing)")
-        return (pd.to_numeric(column, errors="coerce").astype(np.float64),
-                f"Column {col!r} of X is text holding {what}: it is used as a numeric feature. "
-                "Pass it as a pandas Categorical to use it as categories, or convert it first "
-                "(pd.to_numeric(X[col], errors='coerce')) to silence this warning.")
+                f"only numbers ({n_ok} of {n_rows} rows; the others missing)")
+        return True, (
+            f"Column {col!r} of X is text holding {what}: it is used as a numeric feature. "
+            "Pass it as a pandas Categorical to use it as categories, or convert it first "
+            "(pd.to_numeric(X[col], errors='coerce')) to silence this warning.")
     if 2 * n_ok > n:
-        return None, (
-            f"Column {col!r} of X is text with numbers in {n_ok} of {len(column)} rows but "
+        return False, (
+            f"Column {col!r} of X is text with numbers in {n_ok} of {n_rows} rows but "
             f"{len(tokens)} distinct non-numeric values ({shown}) in {n - n_ok} rows (more "
             f"than {TEXT_TOKENS}, too many to be missing-value tokens): it is used as "
             "categories (every number a category of its own). Convert it with "
             "pd.to_numeric(X[col], errors='coerce') to use it as a numeric feature.")
-    return None, None
+    return False, None
 
 
 def _check_numeric_categories(column: pd.Series, col, cats: list, all_missing: bool) -> None:

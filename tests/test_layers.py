@@ -320,3 +320,12 @@ def test_the_private_rule_flags_an_import_from_another_package():
 def test_an_unplaced_module_has_no_layer():
     with pytest.raises(KeyError):
         layer_of("distboost.somewhere_new")
+
+
+def test_test_modules_have_unique_basenames():
+    """pytest's default import mode imports test modules by basename: two files named alike
+    in different folders fail the collection of the whole suite (it happened twice)."""
+    seen: dict[str, list[str]] = {}
+    for path in sorted((PACKAGE.parent / "tests").rglob("test_*.py")):
+        seen.setdefault(path.name, []).append(str(path.relative_to(PACKAGE.parent)))
+    assert not {k: v for k, v in seen.items() if len(v) > 1}

@@ -6,14 +6,20 @@ partitions (rows per partition, columns and dtypes of every partition against th
 collection's declared ones, infinite feature values, the target's support, negative
 weights) and joined partition by partition, never by index: Dask's index alignment would
 silently reorder or drop rows of collections read separately.  String and object columns
-become categoricals with the categories of the whole collection (``categorize``), as the
-in-process estimators treat them.
+become categoricals with the categories of the whole collection (``categorize``), and text
+columns of numbers with a few missing-value tokens become numbers, as the in-process
+estimators treat them.
 """
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
+from sklearn.exceptions import DataConversionWarning
+
+from .._validation import numeric_text_counts
 
 __all__ = ["TrainingFrame", "as_frame", "place", "Y_COLS", "W_COL"]
 
@@ -256,20 +262,58 @@ def _join(*parts):
 
 def _categorical(X, categories):
     """String and object columns as categoricals with known categories; with
-    ``categories`` (those of fit), every categorical column set to them."""
-    textual = [c for c in X.columns
-               if X[c].dtype == object or pd.api.types.is_string_dtype(X[c].dtype)
-               or (isinstance(X[c].dtype, pd.CategoricalDtype) and not X[c].cat.known)]
+    ``categories`` (those of fit), every categorical column set to them.
+
+    Text columns of numbers (a CSV column with a token such as "n/a") are read as numbers,
+    as in-process (:func:`distboost._validation.numeric_text_counts`, decided in ``fit`` from
+    the column's value counts, with the same ``DataConversionWarning``); at predict time a
+    text column that was not categorical in ``fit`` is read as numbers."""
+    text = [c for c in X.columns
+            if X[c].dtype == object or pd.api.types.is_string_dtype(X[c].dtype)]
+    unknown = [c for c in X.columns
+               if isinstance(X[c].dtype, pd.CategoricalDtype) and not X[c].cat.known]
     if categories is None:
+        numeric = _numeric_text_columns(X, text)
+        for c in numeric:
+            X[c] = _dd().to_numeric(X[c], errors="coerce").astype(np.float64)
+        textual = [c for c in X.columns if c in unknown or (c in text and c not in numeric)]
         if textual:
             X = X.categorize(columns=textual)
         return X
+    for c in text:
+        if c not in categories:  # numeric text in fit (or a new text column: numbers or NaN)
+            X[c] = _dd().to_numeric(X[c], errors="coerce").astype(np.float64)
     for c, cats in categories.items():
         if c in X.columns:
             X[c] = X[c].map_partitions(_set_categories, cats,
                                        meta=pd.Series(pd.Categorical([], categories=cats),
                                                       name=c))
     return X
+
+
+def _text_counts(part, text):
+    return len(part), [part[c].astype(object).value_counts(dropna=True) for c in text]
+
+
+def _numeric_text_columns(X, text: list) -> list:
+    """The text columns of ``X`` read as numbers (one reduction: their value counts)."""
+    if not text:
+        return []
+    import dask
+
+    parts = X[text].to_delayed()  # per-partition counts, summed here: no shuffle
+    per_part = dask.compute(*[dask.delayed(_text_counts)(p, text) for p in parts])
+    n_rows = sum(n for n, _ in per_part)
+    counts = [pd.concat([c[j] for _, c in per_part]).groupby(level=0, sort=False).sum()
+              for j in range(len(text))]
+    numeric = []
+    for c, count in zip(text, counts, strict=True):
+        is_numeric, message = numeric_text_counts(count, n_rows, c)
+        if message:
+            warnings.warn(message, DataConversionWarning, stacklevel=5)
+        if is_numeric:
+            numeric.append(c)
+    return numeric
 
 
 def _set_categories(s, cats):

@@ -38,6 +38,7 @@ from .._validation import check_eval_set, check_target, int_seed
 from ..boosting.engine import MAX_HALVINGS, FittedEnsemble
 from ..boosting.xgboost_backend import XGBoostModel, xgb_params
 from ..estimators import DistributionalRegressor
+from ..estimators.auto import is_auto
 from ..estimators.options import Option, OptionsMixin
 from ..objective import FamilyObjective
 from ._data import TrainingFrame, as_frame, place
@@ -54,6 +55,7 @@ from ._worker import (
     pop_state,
     slots,
 )
+from .auto import choose_on_sample
 
 __all__ = ["DaskDistributionalRegressor"]
 
@@ -81,6 +83,10 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
         As :class:`~distboost.DistributionalRegressor`'s.
     stopped_reason_ : str
         "n_estimators", "early_stopping", "no_descent" or "non_finite_loss".
+    family_table_ : DataFrame
+        Only with ``family="auto"``: the comparison the family was chosen from (as
+        :class:`~distboost.DistributionalRegressor`'s; ``attrs["sampled_from"]`` the rows of
+        the data, ``attrs["not_compared"]`` the candidates left out).
 
     Examples
     --------
@@ -107,7 +113,15 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
             None, [None, object], "distributed.Client",
             "The Dask client (None: ``distributed.default_client()``)."),
     }
-    _docs = {"n_jobs": "Threads of XGBoost on each worker (None: XGBoost's default)."}
+    _docs = {"n_jobs": "Threads of XGBoost on each worker (None: XGBoost's default).",
+             "family": (
+                 "The conditional distribution of ``y`` (``distboost.families.available()``), "
+                 "or \"auto\": the family :class:`~distboost.DistributionalRegressor` would "
+                 "choose (cross-validated CRPS, one-standard-error rule, never a degenerate "
+                 "fit), compared in-process on a seeded sample of about "
+                 "``distboost.dask.auto.SAMPLE_ROWS`` rows, then trained on the cluster; "
+                 "families the cluster does not fit (``histogram``, ``ordinal_logit``) are "
+                 "not compared.  The choice is ``family_``, the comparison ``family_table_``.")}
     base_learner = None
     backend = "xgboost"
 
@@ -153,7 +167,13 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
         import xgboost
         import xgboost.dask as xgb_dask
 
-        family = _families.get(self.family, links=self.links)
+        data, table = None, None
+        spec = self.family
+        if is_auto(spec):
+            data = place(client, as_frame(client, X, y, sample_weight))
+            spec, table = choose_on_sample(self, data, {n: getattr(self, n) for n in _SHARED},
+                                           int_seed(self.random_state))
+        family = _families.get(spec, links=self.links)
         if family.multivariate:
             raise ValueError(
                 f"Family {family.name!r} models a vector target (y of shape (n, d)); "
@@ -170,7 +190,8 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
                              "DaskDistributionalRegressor fits regression families.")
         seed = int_seed(self.random_state)
         eval_set, eval_weight = check_eval_set(eval_set, eval_sample_weight)
-        data = place(client, as_frame(client, X, y, sample_weight))
+        if data is None:
+            data = place(client, as_frame(client, X, y, sample_weight))
         if eval_set is not None:
             valid = as_frame(client, eval_set[0], eval_set[1], eval_weight, name="eval_set: ",
                              categories=data.categories, feature_names=data.feature_names)
@@ -225,6 +246,10 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
         booster, history = _boost_with_halving(run, self.n_estimators, params.learning_rate,
                                                None if valid is None else self.n_iter_no_change)
         self._set_fitted(family, objective, step, mode, booster, history, data, params)
+        if table is None:
+            self.__dict__.pop("family_table_", None)
+        else:
+            self.family_table_ = table
         return self
 
     def _train_once(self, client, xgb_dask, xgboost, family, xparams, dtrain, dvalid,
@@ -320,8 +345,9 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
                      "best_iteration_", "evals_result_", "num_leaves_", "min_child_samples_",
                      "init_params_", "n_features_in_", "_categories_"):
             setattr(local, name, getattr(self, name))
-        if hasattr(self, "feature_names_in_"):
-            local.feature_names_in_ = self.feature_names_in_
+        for name in ("feature_names_in_", "family_table_"):
+            if hasattr(self, name):
+                setattr(local, name, getattr(self, name))
         return local
 
     def __sklearn_is_fitted__(self) -> bool:

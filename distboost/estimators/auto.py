@@ -31,8 +31,10 @@ def set_family_chooser(chooser: Callable) -> None:
     _CHOOSER[:] = [chooser]
 
 
-def choose_family(estimator, X, y):
+def choose_family(estimator, X, y, **options):
     """The family ``fit`` uses for ``family="auto"`` and the table it was chosen from.
+
+    ``options`` go to the chooser (:func:`distboost.selection.auto.choose`: ``exclude``).
 
     Returns
     -------
@@ -42,4 +44,4 @@ def choose_family(estimator, X, y):
     """
     if not _CHOOSER:  # only when distboost.estimators is loaded without the package
         raise RuntimeError("family='auto' needs distboost.selection: import distboost first.")
-    return _CHOOSER[0](estimator, X, y)
+    return _CHOOSER[0](estimator, X, y, **options)

@@ -72,7 +72,10 @@ class DistributionalClassifier(ClassifierMixin, DistributionalEstimator):
         '{"auto", "bernoulli", "categorical"}',
         "\"bernoulli\": one logit (two classes only); \"categorical\": one logit per class "
         "(any number of classes >= 2); \"auto\": bernoulli for two classes, categorical for "
-        "more.")}
+        "more.  There is no shape to choose by cross-validation here, as the regressor's "
+        "\"auto\" does: the categorical law is every law on K classes (bernoulli is its "
+        "K = 2 case).  For ordered levels, the regressor's ``family=\"auto\"`` also "
+        "compares ``ordinal_logit``, which shares one ensemble across the levels.")}
 
     # ------------------------------------------------------------------ hooks
     def _prepare_target(self, y):

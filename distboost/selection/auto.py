@@ -131,7 +131,7 @@ def _check_y(y) -> np.ndarray:
     return y
 
 
-def choose(estimator, X, y) -> tuple[str, pd.DataFrame]:
+def choose(estimator, X, y, exclude=()) -> tuple[str, pd.DataFrame]:
     """Choose the family of ``estimator`` (a ``DistributionalRegressor`` with
     ``family="auto"``) for the data ``X, y``.
 
@@ -145,6 +145,15 @@ def choose(estimator, X, y) -> tuple[str, pd.DataFrame]:
     (energy score for a vector target); the chosen family is the one with the fewest
     parameters whose mean is within one standard error (``std / sqrt(CV)`` of the best's
     fold scores) of the best's.
+
+    Parameters
+    ----------
+    estimator : DistributionalRegressor
+    X : array_like or DataFrame of shape (n, p)
+    y : array_like of shape (n,), (n, 2) censored bounds or (n, d) parts
+    exclude : collection of str, default=()
+        Families not to compare (a caller that cannot fit them, such as the distributed
+        regressor); the Normal stands in when every candidate is excluded.
 
     Returns
     -------
@@ -168,6 +177,8 @@ def choose(estimator, X, y) -> tuple[str, pd.DataFrame]:
     y = _check_y(y)
     kind = _target_kind(y, None, True if parts else None)
     names = candidates(y) if kind == "scalar" else _default_candidates(y, kind)[0]
+    dropped = [f for f in names if f in set(exclude)]
+    names = [f for f in names if f not in dropped] or ["normal"]
     seed = estimator.random_state if isinstance(estimator.random_state, int) else 0
     rng = np.random.default_rng(seed)
     rows = (np.sort(rng.choice(len(y), MAX_ROWS, replace=False)) if len(y) > MAX_ROWS
@@ -190,6 +201,7 @@ def choose(estimator, X, y) -> tuple[str, pd.DataFrame]:
     finally:
         torch.set_num_threads(threads)
     table.attrs["rows"] = len(rows)
+    table.attrs["not_compared"] = dropped
     return one_se_choice(table, {f: _n_params(f, y, kind) for f in names}, metric), table
 
 

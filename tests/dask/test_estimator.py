@@ -385,3 +385,25 @@ def test_tiny_data_fits_or_says_why_not(client):
                                         random_state=0).fit(Xd, yd)
     scale = model.to_local().predict_params(X)["scale"]
     assert np.all(np.isfinite(scale)) and scale.min() > 0.05  # no collapsed spread
+
+
+def test_numeric_text_is_read_as_numbers_as_in_process(client):
+    from sklearn.exceptions import DataConversionWarning
+
+    rng = np.random.default_rng(4)
+    n = 200
+    a = rng.uniform(-2, 2, n)
+    text = pd.Series(a.round(3).astype(str), dtype=object)
+    text[:7] = "n/a"
+    X = pd.DataFrame({"a": text, "b": rng.choice(["u", "v"], n)})
+    y = pd.Series(a + 0.3 * rng.normal(size=n))
+    Xd, yd = to_dask(X, y, npartitions=2)
+    with pytest.warns(DataConversionWarning, match=r"'a' of X is text holding numbers in 193 "
+                                                   r"of 200 rows .*'n/a' in 7 rows"):
+        model = DaskDistributionalRegressor(n_estimators=10, early_stopping=False,
+                                            random_state=0, client=client).fit(Xd, yd)
+    assert list(model._categories_) == ["b"]  # "a" numeric, "b" categories
+    with pytest.warns(DataConversionWarning):  # the in-process model reads it alike
+        local = model.to_local().predict_params(X)["loc"]
+    np.testing.assert_allclose(model.predict_params(Xd).compute()["loc"].to_numpy(), local)
+    assert np.corrcoef(local, a)[0, 1] > 0.9  # the numbers, not 193 categories
