@@ -26,7 +26,8 @@ models tuned for the CRPS, the NLL of models tuned for the NLL (two runs).
 
 ``fit`` modes of distboost (``--ibug-fit``): "refit" (IBUG's: the rounds and the dispersion
 shift from a fit on the 80 % stopped on the 20 %, then a refit on the whole training fold with
-that many rounds and that shift), "eval_set" (the fit on the 80 % with ``eval_set`` = the 20 %,
+that many rounds and that shift; a location start's point model keeps its rounds too),
+"eval_set" (the fit on the 80 % with ``eval_set`` = the 20 %,
 no refit) and "own" (``fit(X_train, y_train)``: distboost's own validation on the whole
 training fold).
 """
@@ -87,9 +88,16 @@ def run_distboost(db, params: dict, mode: str, X, y, rows, seed: int = 0):
         if mode == "refit":
             shift, rounds = model.dispersion_shift_, max(model.best_iteration_, 1)
             kept = model.ensemble_.rounds()
+            # The location start's point model keeps the rounds chosen on the validation rows.
+            point = getattr(model, "location_start_", None)
+            location = None if point is None else {**point.options, "n_estimators": point.rounds}
+            # tuning="auto": the options it chose on the validation rows, not a new search.
+            table = getattr(model, "tuning_table_", None)
+            chosen = {} if table is None else table.attrs["chosen"]
             model = db.DistributionalRegressor(
-                random_state=seed, **{**params, "n_estimators": rounds,
-                                      "early_stopping": False}).fit(X[train], y[train])
+                random_state=seed, **{**params, **chosen, "n_estimators": rounds,
+                                      "early_stopping": False, "tuning": None,
+                                      "location_start": location}).fit(X[train], y[train])
             # IBUG keeps the calibration chosen on the validation rows for the refit; each
             # parameter keeps its own rounds (per_parameter_stopping).
             model.dispersion_shift_ = shift
@@ -191,6 +199,24 @@ def markdown(df: pd.DataFrame, mode: str, argv) -> str:
             f"| {name} | {folds} | {d['crps']:.3f} | {_cells(pub['crps'])} | {d['nll']:.3f} | "
             f"{_cells(pub['nll'])} | {d['rmse']:.3f} | {ours.loc['lightgbm', 'rmse']:.3f} | "
             f"{_cells(pub['rmse'][:2])} | {gap:+.0%} |")
+    variants = [m for m in sorted(df["method"].unique()) if m != "lightgbm"]
+    if len(variants) > 1:
+        lines += ["", "Every distboost setting against the best published CRPS and against "
+                  "LightGBM's RMSE on the same folds:", "",
+                  "| dataset | setting | CRPS | above min(IBUG, PGBM) | RMSE | above LightGBM "
+                  "| NLL | 90% coverage |", "|---|---|---|---|---|---|---|---|"]
+        for name in sorted(df["dataset"].unique()):
+            pub = min(PUBLISHED[name]["crps"][:2])
+            lgb_rmse = (mean.loc[(name, "lightgbm"), "rmse"]
+                        if (name, "lightgbm") in mean.index else np.nan)
+            for method in variants:
+                if (name, method) not in mean.index:
+                    continue
+                r = mean.loc[(name, method)]
+                lines.append(f"| {name} | {method} | {r['crps']:.3f} | "
+                             f"{r['crps'] / pub - 1:+.1%} | {r['rmse']:.3f} | "
+                             f"{r['rmse'] / lgb_rmse - 1:+.1%} | {r['nll']:.3f} | "
+                             f"{r['coverage_90']:.3f} |")
     lines += ["", "Every metric (mean ± std over folds; fit seconds include the validation "
               "run and the refit):", "",
               "| dataset | method | NLL | CRPS | RMSE | 90% coverage | fit s |",

@@ -282,6 +282,16 @@ CASES = {
         lambda: db.metrics.energy_score(MV(), np.c_[Y, Y], estimator="crps"), ValueError,
         r"Unknown energy score estimator 'crps'; use one of \['akr', 'akr_circperm', 'fair', "
         r"'nrg'\]"),
+    "location_start for a family without a location": (
+        lambda: R(family="poisson", location_start="gbm").fit(X, Y), ValueError,
+        r"location_start='gbm' cannot be used: family 'poisson' has no location parameter"),
+    "location_start without validation rows": (
+        lambda: R(location_start="gbm", early_stopping=False).fit(X, Y), ValueError,
+        r"no validation rows to choose the point model's rounds \(early_stopping=False\): "
+        r"give them as location_start=\{'n_estimators': R\}"),
+    "unknown location_start option": (
+        lambda: R(location_start={"leaves": 3}).fit(X, Y), ValueError,
+        r"location_start has unknown keys \['leaves'\]; the point model's options are"),
     "PIT levels outside [0, 1]": (
         lambda: db.metrics.pit_cdf(db.Predictive.from_params("normal", loc=Y, scale=1.0), Y,
                                    [0.5, 1.5]), ValueError,

@@ -9,7 +9,9 @@ cross-validation folds, with calibration); the estimators are thin subclasses
 loss.  Beside them: the option table (:mod:`~distboost.estimators.options`,
 :mod:`~distboost.estimators.tree_options`), the number of rounds
 (:mod:`~distboost.estimators.rounds`), the penalised linear start
-(:mod:`~distboost.estimators.linear_start`), the dispersion calibration
+(:mod:`~distboost.estimators.linear_start`), the point model the location starts from
+(:mod:`~distboost.estimators.location_start`), the search of ``tuning="auto"``
+(:mod:`~distboost.estimators.tuning`), the dispersion calibration
 (:mod:`~distboost.estimators.calibration`), progress bars
 (:mod:`~distboost.estimators.progress`) and explanations (:mod:`~distboost.estimators.explain`).
 """

@@ -44,6 +44,7 @@ from ..objective import FamilyObjective, dispersion_columns
 from ..predictive import Predictive, quantile_columns
 from .calibration import apply_shift
 from .linear_start import LinearStart
+from .location_start import LocationStart, location_plan
 from .options import OptionsMixin
 from .progress import stop_line
 from .rounds import CV_FOLDS, constant_model_message, validation_mode
@@ -63,6 +64,7 @@ class DistributionalEstimator(FitRuns, OptionsMixin, BaseEstimator, metaclass=AB
     scoring_rule = "nll"
     calibrate = False
     linear_start = False
+    location_start = None
     progress = False
     _attribute_docs = """family_ : Family
 ensemble_ : FittedEnsemble
@@ -126,6 +128,9 @@ feature_names_in_ : ndarray of str
         """The family's raw scores (before the floor) from the trees' raw scores."""
         if self.linear_start_ is not None:
             raw = raw + self.linear_start_.offset(X)
+        location = getattr(self, "location_start_", None)  # None in models saved before it
+        if location is not None:
+            raw = raw + location.offset(self._tree_X(X, vars(self)))
         return raw
 
     def _fitted_from_run(self, run: Run) -> dict:
@@ -206,20 +211,15 @@ feature_names_in_ : ndarray of str
         fitted["_tree_options_"] = self._resolve_tree_options(family, X, fitted)
         seed = int_seed(self.random_state)
         mode = validation_mode(self.early_stopping, n, eval_set is not None)
-        if mode == "cv":
-            run = self._fit_cross_validated(family, X, y, sample_weight, fitted, seed)
-        else:
-            X, y, sample_weight, val = self._validation_rows(
-                family, X, y, sample_weight, eval_set, eval_weight, mode, fitted, seed)
-            run = self._fit_rows(family, X, y, sample_weight, *val, context=fitted, seed=seed,
-                                 n_estimators=1 if mode == "constant" else None)
-            if mode == "constant":
-                run.ensemble.best_iteration_ = 0
-            if self.calibrate and val[0] is not None:
-                run.shift = self._calibrate(run, val, fitted)
+        location = location_plan(
+            self.location_start, family, mode, restricted=fitted["_tree_options_"].restricted,
+            lightgbm=self.base_learner is None and getattr(self, "backend", None) in (
+                None, "lightgbm"), linear_start=self.linear_start)
+        run = self._fit_mode(family, X, y, sample_weight, eval_set, eval_weight, mode, fitted,
+                             seed, location)
         self._set_fitted(family, run, mode, fitted)
         if (mode in ("cv", "holdout", "eval_set") and run.ensemble.best_iteration_ == 0
-                and run.linear is None
+                and run.linear is None and run.location is None
                 and run.ensemble.stopped_reason not in ("no_descent", "non_finite_loss")):
             warnings.warn(f"{self._describe(family)}: "
                           + constant_model_message(mode, n, self.linear_start, CV_FOLDS,
@@ -243,6 +243,7 @@ feature_names_in_ : ndarray of str
             "raw_floor_": run.objective.raw_floor,
             "dispersion_shift_": float(run.shift),
             "linear_start_": run.linear,
+            "location_start_": run.location,
             "early_stopping_": mode,
             "step_": run.step,
             "n_iter_": ensemble.n_iter_,
@@ -452,6 +453,8 @@ feature_names_in_ : ndarray of str
         state["ensemble_"] = self.ensemble_.to_dict()
         linear = self.linear_start_
         state["linear_start_"] = None if linear is None else linear.to_dict()
+        location = getattr(self, "location_start_", None)
+        state["location_start_"] = None if location is None else location.to_dict()
         return state
 
     def _set_state(self, state: dict) -> None:
@@ -470,6 +473,8 @@ feature_names_in_ : ndarray of str
         self.ensemble_ = FittedEnsemble.from_dict(state["ensemble_"])
         linear = state.get("linear_start_")
         self.linear_start_ = None if linear is None else LinearStart.from_dict(linear)
+        location = state.get("location_start_")  # absent from models saved before it
+        self.location_start_ = None if location is None else LocationStart.from_dict(location)
 
     def __sklearn_is_fitted__(self) -> bool:
         """Fitted once a fit has succeeded (the trees exist): a fit that raised leaves no

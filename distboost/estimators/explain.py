@@ -10,7 +10,9 @@ The tree part is the backend's exact TreeSHAP (Lundberg et al. 2020, Algorithm 2
 the trees' expected value form the base.  The other parts of a raw score are linear and are
 attributed exactly as linear SHAP (Lundberg & Lee 2017, the linear model with independent
 features): the penalised linear start ``z(x) B`` adds ``z_j(x) B_j`` to feature ``j``
-(``z`` is centred on the training rows), and a varying-coefficient model's
+(``z`` is centred on the training rows); the location start's point model
+(:mod:`~distboost.estimators.location_start`) adds its own TreeSHAP values to the location's
+and its expected value to the location's base; and a varying-coefficient model's
 ``loc = sum_m c_m(x) z_m`` adds, for each coefficient ensemble ``c_m`` with SHAP values
 ``phi_m`` and base ``b_m``, ``z_m phi_m`` to the effect modifiers and ``b_m z_m`` to the
 linear feature ``x_m`` (the base of ``loc`` is the intercept's ``b_0``).  The one
@@ -170,6 +172,11 @@ def explain_model(model, X, iteration: int | None = None) -> Explanation:
     base = contrib[:, :, -1].copy()
     if getattr(model, "linear_start_", None) is not None:
         _linear_start_values(model.linear_start_, Xc, values)
+    location = getattr(model, "location_start_", None)
+    if location is not None:  # the point model's own TreeSHAP, on the trees' columns
+        point = location.contrib(model._tree_X(Xc, vars(model)))
+        values[:, location.column, _tree_columns(model, Xc)] += point[:, :-1]
+        base[:, location.column] += point[:, -1]
     values, base = model._explain_outputs(values, base, Xc)
     family = model.family_
     for name in family.dispersion_params if model.dispersion_shift_ else ():

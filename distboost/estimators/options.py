@@ -145,6 +145,34 @@ OPTIONS: dict[str, Option] = {
         "Its numeric columns are clipped to their training range, so that it does not "
         "extrapolate (constant outside, as the trees).  "
         "False: always the constant start (the weighted marginal MLE)."),
+    "location_start": Option(
+        None, [StrOptions({"auto", "gbm"}), dict, None], '{"auto", "gbm"}, dict or None',
+        "Start the location parameter's raw score, row by row, from a point model: "
+        "LightGBM's L2 regressor of ``y`` (``log y`` for the LogNormal) fitted on the "
+        "training rows, its rounds early-stopped on the same validation rows (or chosen on "
+        "the cross-validation folds); the distribution's trees then boost from there "
+        "(:mod:`distboost.estimators.location_start`).  \"gbm\": always (an error where it "
+        "cannot apply: a family without a location, censored targets, constraints, another "
+        "tree backend, or no validation rows); a dict sets the point model's "
+        "``num_leaves``, ``learning_rate``, ``min_child_samples`` and ``n_estimators`` (the "
+        "cap of its rounds; all of them with ``early_stopping=False``); \"auto\": the "
+        "Normal, Laplace, Logistic, Gumbel and LogNormal families when the point model "
+        "beats the constant on the validation rows and, below 10,000 training rows, the fit "
+        "from it beats the fit without it there by more than one standard error (below "
+        "1,000 rows only when the linear start is not chosen); None: the constant start.  "
+        "The training rows start from out-of-fold predictions of the point model (5 "
+        "folds), so that the spread is fitted to honest residuals.  The start is in "
+        "``location_start_``; ``explain`` adds the point model's SHAP values to the "
+        "location's."),
+    "tuning": Option(
+        None, [StrOptions({"auto"}), None], '"auto" or None',
+        "\"auto\": before the fit, a seeded random search of ``num_leaves``, "
+        "``min_child_samples``, ``learning_rate`` and the point model of ``location_start`` "
+        "on validation rows (the ``eval_set``, or a seeded split of at least 20 % of the "
+        "rows); budget: at most 8 candidate fits (the given options among them) on at most "
+        "5,000 training rows each, then one ordinary fit with the best "
+        "(:mod:`distboost.estimators.tuning`; ``progress`` draws a bar over the candidates)."
+        "  The search is ``tuning_table_``.  None: the options as given."),
     "early_stopping": Option(
         "auto", [StrOptions({"auto", "cv", "holdout"}), "boolean"],
         '{"auto", "cv", "holdout"} or bool',

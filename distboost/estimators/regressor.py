@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import copy
 
+import numpy as np
+import pandas as pd
 from sklearn.base import RegressorMixin
 
 from .. import families as _families
@@ -34,10 +36,16 @@ class DistributionalRegressor(RegressorMixin, DistributionalEstimator):
         Weighted marginal MLE the boosting starts from.
     linear_start_ : LinearStart or None
         The linear part of the start (None: the constant start).
+    location_start_ : LocationStart or None
+        The point model the location starts from (see ``location_start``; None: not used).
     family_table_ : DataFrame
         Only with ``family="auto"``: the cross-validated comparison the family was chosen
         from (:func:`distboost.selection.auto.choose`: one row per candidate, CRPS mean and
         standard error over the folds, ``degenerate``, ``within_1se``; ``attrs["chosen"]``).
+    tuning_table_ : DataFrame
+        Only with ``tuning="auto"``: the search (:func:`distboost.estimators.tuning.tune`),
+        one row per candidate: its options, ``score`` (mean validation loss of the
+        ``scoring_rule``), ``seconds``, ``chosen``.
 
     Examples
     --------
@@ -54,7 +62,8 @@ class DistributionalRegressor(RegressorMixin, DistributionalEstimator):
                 "num_leaves", "max_depth", "min_child_samples", "subsample", "colsample",
                 "reg_lambda", "max_bin", "min_split_gain", "extra_trees", "path_smooth",
                 "max_cat_to_onehot", "monotone_constraints", "interaction_constraints",
-                "param_options", "calibrate", "linear_start", "early_stopping",
+                "param_options", "calibrate", "linear_start", "location_start", "tuning",
+                "early_stopping",
                 "validation_fraction", "n_iter_no_change", "per_parameter_stopping", "links",
                 "base_learner", "backend", "random_state", "n_jobs", "verbose", "progress")
     _n_positional = 1
@@ -94,6 +103,9 @@ class DistributionalRegressor(RegressorMixin, DistributionalEstimator):
         -------
         self
         """
+        if self.tuning == "auto":
+            return self._fit_tuned(X, y, sample_weight, eval_set, eval_sample_weight)
+        self.__dict__.pop("tuning_table_", None)
         if not is_auto(self.family):
             self.__dict__.pop("family_table_", None)
             return super().fit(X, y, sample_weight, eval_set, eval_sample_weight)
@@ -105,6 +117,37 @@ class DistributionalRegressor(RegressorMixin, DistributionalEstimator):
         finally:
             del self._chosen_family
         self.family_table_ = table
+        return self
+
+    def _fit_tuned(self, X, y, sample_weight, eval_set, eval_sample_weight):
+        """``tuning="auto"``: the family (when "auto"), the search of
+        :mod:`distboost.estimators.tuning`, then the chosen options fitted on all rows; the
+        fitted attributes are that fit's, with ``tuning_table_`` (and ``family_table_``)."""
+        from sklearn.base import clone
+
+        from .._validation import check_eval_set, int_seed
+        from .tuning import tune
+
+        self._validate_params()
+        family, table = self.family, None
+        if is_auto(self.family):
+            family, table = choose_family(self, X, y)
+        seed = int_seed(self.random_state)
+        Xa = X if isinstance(X, pd.DataFrame) else np.asarray(X)
+        w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        val, w_val = check_eval_set(eval_set, eval_sample_weight)
+        best, tuning_table = tune(self, Xa, np.asarray(y), w, val, w_val, family=family,
+                                  seed=seed)
+        final = clone(self).set_params(tuning=None, family=family, random_state=seed, **best)
+        final.fit(X, y, sample_weight, eval_set, eval_sample_weight)
+        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, name)  # a refit leaves no attribute of an earlier fit
+        for name, value in vars(final).items():
+            if name.endswith("_") and not name.startswith("__"):
+                setattr(self, name, value)
+        if table is not None:
+            self.family_table_ = table
+        self.tuning_table_ = tuning_table
         return self
 
     def _prepare_target(self, y):
@@ -126,22 +169,22 @@ class DistributionalRegressor(RegressorMixin, DistributionalEstimator):
     def _get_state(self) -> dict:
         state = super()._get_state()
         state["scoring_rule"] = self.scoring_rule
-        table = getattr(self, "family_table_", None)
-        if table is not None:
-            state["family_table_"] = {"columns": [str(c) for c in table.columns],
-                                      "rows": table.astype(object).to_numpy().tolist(),
-                                      "attrs": dict(table.attrs)}
+        for name in ("family_table_", "tuning_table_"):
+            table = getattr(self, name, None)
+            if table is not None:
+                state[name] = {"columns": [str(c) for c in table.columns],
+                               "rows": table.astype(object).to_numpy().tolist(),
+                               "attrs": dict(table.attrs)}
         return state
 
     def _set_state(self, state: dict) -> None:
         super()._set_state(state)
-        table = state.get("family_table_")
-        if table is not None:
-            import pandas as pd
-
-            frame = pd.DataFrame(table["rows"], columns=table["columns"])
-            frame.attrs.update(table["attrs"])
-            self.family_table_ = frame
+        for name in ("family_table_", "tuning_table_"):
+            table = state.get(name)
+            if table is not None:
+                frame = pd.DataFrame(table["rows"], columns=table["columns"])
+                frame.attrs.update(table["attrs"])
+                setattr(self, name, frame)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

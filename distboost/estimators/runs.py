@@ -23,12 +23,23 @@ from .._validation import check_consistent_rows, check_sample_weight, check_X, t
 from ..boosting import fit_boosting
 from ..boosting.engine import FittedEnsemble
 from ..objective import FamilyObjective, slope_mask
-from .calibration import DispersionSearch, best_dispersion_shift
+from .calibration import DispersionSearch, apply_shift, best_dispersion_shift
 from .linear_start import LinearStart, choose_linear_start, fit_linear_start
+from .location_start import (
+    LocationStart,
+    cross_fitted,
+    cv_point_rounds,
+    fit_point_model,
+    refit_constants,
+)
 from .progress import round_bar
 from .rounds import CV_FOLDS, best_cv_round, cv_folds, cv_output_rounds, padded_curves
 
-__all__ = ["FitRuns", "Run", "class_strata"]
+__all__ = ["FitRuns", "Run", "class_strata", "AUTO_COMPARE_ROWS"]
+
+#: Below this many training rows, ``location_start="auto"`` fits with and without the start
+#: and keeps the better on the validation rows (above, the start is used directly).
+AUTO_COMPARE_ROWS = 10_000
 
 
 @dataclass
@@ -43,10 +54,81 @@ class Run:
     cv_curve: np.ndarray | None = None
     linear: LinearStart | None = None
     sizes: tuple[int, int] = (0, 0)
+    location: LocationStart | None = None
+
+    def offset(self, X) -> np.ndarray | float:
+        """The starts' per-row part of the raw scores on the rows X: (n, K) or 0.0."""
+        out = 0.0
+        for start in (self.linear, self.location):
+            if start is not None:
+                out = out + start.offset(X)
+        return out
 
 
 class FitRuns:
     """The runs of a fit (a mixin of the estimator base; see the module docstring)."""
+
+    def _fit_mode(self, family, X, y, sample_weight, eval_set, eval_weight, mode, context,
+                  seed, location) -> Run:
+        """The run of a fit in validation ``mode``: cross-validated rounds and a refit, or
+        one run on the training rows (early-stopped and calibrated on the validation rows).
+
+        Under ``location_start="auto"`` below :data:`AUTO_COMPARE_ROWS` training rows the
+        fit is run with and without the location start; the start is kept when its
+        validation loss is lower by more than one standard error of the paired per-row
+        differences (under cross-validation: a lower cross-validated loss).  On small data
+        a point model can start the location worse than the constant, and the comparison
+        is cheap there.
+        """
+        compare = (location is not None and location["auto"]
+                   and len(y) < AUTO_COMPARE_ROWS)
+        if mode == "cv":
+            run = self._fit_cross_validated(family, X, y, sample_weight, context, seed,
+                                            location)
+            if compare and run.location is not None:
+                plain = self._fit_cross_validated(family, X, y, sample_weight, context, seed)
+                if np.nanmin(plain.cv_curve) <= np.nanmin(run.cv_curve):
+                    run = plain
+            return run
+        X, y, sample_weight, val = self._validation_rows(
+            family, X, y, sample_weight, eval_set, eval_weight, mode, context, seed)
+
+        def fit(plan):
+            run = self._fit_rows(family, X, y, sample_weight, *val, context=context, seed=seed,
+                                 n_estimators=1 if mode == "constant" else None,
+                                 location=plan)
+            if mode == "constant":
+                run.ensemble.best_iteration_ = 0
+            if self.calibrate and val[0] is not None:
+                run.shift = self._calibrate(run, val, context)
+            return run
+
+        run = fit(location)
+        if compare and run.location is not None and val[0] is not None:
+            plain = fit(None)
+            # The start must win by more than one standard error of the paired per-row
+            # differences (the one-standard-error rule, Hastie et al. 2009, sec. 7.10):
+            # on a few dozen validation rows a single row can decide a plain comparison.
+            diff = (self._validation_losses(run, val, context)
+                    - self._validation_losses(plain, val, context))
+            w = np.ones(len(diff)) if val[2] is None else np.asarray(val[2], np.float64)
+            w = w / w.sum()
+            mean = float(w @ diff)
+            se = float(np.sqrt(w @ (diff - mean) ** 2 / max(len(diff) - 1, 1)))
+            if not mean + se < 0.0:
+                run = plain
+        return run
+
+    def _validation_losses(self, run: Run, val, context) -> np.ndarray:
+        """Per-row loss of a finished run (kept rounds, starts, shift, floor) on the
+        validation rows, shape (n_val,)."""
+        X_val, y_val, _ = val
+        raw = run.ensemble.predict_raw(self._tree_X(X_val, context)) + run.offset(X_val)
+        raw = np.maximum(apply_shift(raw, run.objective.dispersion_column(), run.shift),
+                         run.objective.raw_floor)
+        with torch.no_grad():
+            return run.objective.loss(torch.as_tensor(raw, dtype=torch.float64),
+                                      run.objective.data(X_val, y_val)).numpy()
 
     def _validation_rows(self, family, X, y, sample_weight, eval_set, eval_weight, mode,
                          context, seed):
@@ -70,14 +152,16 @@ class FitRuns:
     def _fit_rows(self, family, X, y, sample_weight, X_val=None, y_val=None, w_val=None, *,
                   context: dict, seed: int, n_estimators: int | None = None,
                   penalty: float | None = None, warn: bool = True, where: str = "",
-                  output_rounds=None) -> Run:
+                  output_rounds=None, location: dict | None = None) -> Run:
         """One boosting run on the given rows: objective, start, engine.
 
         Early stopping (each round judged after its own best dispersion shift when
         ``calibrate``) when validation rows are given; ``n_estimators`` overrides the cap
         (the refit after cross-validation; ``output_rounds``: each output's rounds there,
         under per-parameter stopping); ``penalty`` starts from the penalised linear
-        model of :mod:`distboost.estimators.linear_start`.  ``valid_curve`` holds the
+        model of :mod:`distboost.estimators.linear_start`; ``location`` (a plan of
+        :func:`~distboost.estimators.location_start.location_plan`) from a point model
+        of the location.  ``valid_curve`` holds the
         validation loss after rounds ``0..R`` (round 0: the start values).
         """
         objective = self._make_objective(family, X, y, sample_weight, warn=warn,
@@ -103,6 +187,11 @@ class FitRuns:
             data["offset"] = torch.as_tensor(Z @ linear.coef)
             if data_val is not None:
                 data_val["offset"] = torch.as_tensor(linear.offset(X_val))
+        start = None
+        if location is not None:
+            start, init_raw = self._location_start(location, objective, X, y, sample_weight,
+                                                   (X_val, y_val, w_val), data, data_val,
+                                                   context, seed)
         step = self._default_step(family) if self.step == "auto" else self.step
         callables = objective.engine_callables(step, seed)
         valid_score = start_score = None
@@ -143,7 +232,42 @@ class FitRuns:
         if X_val is not None:
             curve = np.array([start_score, *ensemble.evals_result_["valid"][self._metric]])
         return Run(ensemble, objective, step, curve, linear=linear,
-                   sizes=(params.num_leaves, params.min_child_samples))
+                   sizes=(params.num_leaves, params.min_child_samples), location=start)
+
+    def _location_start(self, plan, objective, X, y, sample_weight, val, data, data_val,
+                        context, seed):
+        """The point model of the location on the training rows (rounds early-stopped on
+        the validation rows, or ``plan["rounds"]``), its offsets in ``data`` and
+        ``data_val``, and the constant parts of the raw scores refitted given it:
+        ``(LocationStart or None, init_raw)``.  Under ``"auto"`` a point model that does
+        not beat the constant on the validation rows is not used (None)."""
+        X_val, y_val, w_val = val
+        X_tree = self._tree_X(X, context)
+        X_val_tree = None if X_val is None else self._tree_X(X_val, context)
+        booster, rounds, curve, center = fit_point_model(
+            X_tree, y, sample_weight, plan["options"], plan["transform"], seed, self.n_jobs,
+            X_val_tree, y_val, w_val, rounds=plan["rounds"])
+        start = LocationStart(booster, plan["column"], objective.n_outputs, rounds,
+                              plan["transform"], plan["options"], center)
+        if plan["auto"] and curve is not None:
+            target = np.log(y_val) if plan["transform"] == "log" else y_val
+            centre = np.average(np.log(y) if plan["transform"] == "log" else y,
+                                weights=sample_weight)
+            if not curve[rounds - 1] < np.average((target - centre) ** 2, weights=w_val):
+                return None, objective.init_raw
+        offset = start.offset(X_tree)
+        if plan.get("cross_fit", True):
+            oof = cross_fitted(X_tree, y, sample_weight, plan["options"], plan["transform"],
+                               seed, rounds, self.n_jobs)
+            if oof is not None:
+                offset[:, plan["column"]] = oof
+        data["offset"] = data.get("offset", 0.0) + torch.as_tensor(offset)
+        if data_val is not None:
+            data_val["offset"] = data_val.get("offset", 0.0) + torch.as_tensor(
+                start.offset(X_val_tree))
+        init_raw = objective.init_raw.copy()
+        init_raw[plan["column"]] = 0.0
+        return start, refit_constants(objective.loss, init_raw, data, sample_weight)
 
     def _continued_outputs(self, objective) -> tuple | None:
         """The raw outputs per-parameter stopping grows on after the joint stop: all but
@@ -161,11 +285,12 @@ class FitRuns:
         column = run.objective.dispersion_column()
         if column is None:
             return 0.0
-        raw = run.ensemble.predict_raw(self._tree_X(X_val, context))
+        raw = run.ensemble.predict_raw(self._tree_X(X_val, context)) + run.offset(X_val)
         data = run.objective.data(X_val, y_val)
         return best_dispersion_shift(run.objective.loss, raw, data, w_val, column)[0]
 
-    def _fit_cross_validated(self, family, X, y, sample_weight, context, seed) -> Run:
+    def _fit_cross_validated(self, family, X, y, sample_weight, context, seed,
+                             location: dict | None = None) -> Run:
         """Rounds chosen by K-fold cross-validation, then a refit on all rows.
 
         First the start: the penalised linear model when ``linear_start`` and
@@ -173,7 +298,10 @@ class FitRuns:
         full fit from that start; the kept round is the earliest whose folds' weighted mean
         validation loss is within one standard error of the best (``best_cv_round``; round
         0 keeps the start).  The dispersion shift is fitted on the out-of-fold predictions
-        at that round, correcting the optimism of trees judged on their own rows.
+        at that round, correcting the optimism of trees judged on their own rows.  A
+        location start (``location``) asked for explicitly takes the place of the linear
+        start; under "auto" it applies only when the linear start is not chosen.  Its point
+        model's rounds are chosen on the folds' mean validation curve.
         """
         n = len(y)
         w = np.ones(n) if sample_weight is None else sample_weight
@@ -181,7 +309,8 @@ class FitRuns:
         penalty = None
         # A linear slope could break a monotone constraint or use a parameter's excluded
         # columns: the "auto" start is the constant then (True is refused in fit).
-        if self.linear_start and not context["_tree_options_"].restricted:
+        if (self.linear_start and not context["_tree_options_"].restricted
+                and (location is None or location["auto"])):
             def make_loss(y_rows):
                 objective = self._make_objective(family, None, y_rows, None, warn=False,
                                                  context=context)
@@ -189,6 +318,11 @@ class FitRuns:
 
             penalty = choose_linear_start(make_loss, X, y, sample_weight, folds,
                                           LinearStart.design_of, slope_mask(family))
+        if penalty is not None:
+            location = None  # "auto": the linear start chosen first stays
+        elif location is not None and location["rounds"] is None:
+            location = self._cv_location_plan(location, X, y, sample_weight, folds, context,
+                                              seed)
 
         def fit_fold(i, train, valid):
             w_rows = ((None, None) if sample_weight is None
@@ -196,7 +330,7 @@ class FitRuns:
             return self._fit_rows(
                 family, take_rows(X, train), y[train], w_rows[0], take_rows(X, valid),
                 y[valid], w_rows[1], context=context, seed=seed, penalty=penalty, warn=False,
-                where=f", cross-validation fold {i + 1}/{len(folds)}")
+                where=f", cross-validation fold {i + 1}/{len(folds)}", location=location)
 
         weights = [float(w[valid].sum()) for _, valid in folds]
         runs = [fit_fold(i, train, valid) for i, (train, valid) in enumerate(folds)]
@@ -208,7 +342,7 @@ class FitRuns:
         output_rounds = cv_output_rounds([r.ensemble for r in runs], weights, best)
         final = self._fit_rows(family, X, y, sample_weight, context=context, seed=seed,
                                n_estimators=max(best, 1), penalty=penalty,
-                               output_rounds=output_rounds)
+                               output_rounds=output_rounds, location=location)
         if output_rounds is None:
             final.ensemble.best_iteration_ = min(best, final.ensemble.n_iter_)
         final.cv_curve = np.average(padded_curves([r.valid_curve for r in runs]), axis=0,
@@ -221,13 +355,38 @@ class FitRuns:
                 raw = run.ensemble.predict_raw(
                     self._tree_X(X_valid, context),
                     num_iteration=best if output_rounds is None else None)
-                if run.linear is not None:
-                    raw = raw + run.linear.offset(X_valid)
+                raw = raw + run.offset(X_valid)
                 oof[valid] = np.maximum(raw, run.objective.raw_floor)
             data = {"y": torch.as_tensor(np.require(y, requirements="W"))}
             final.shift, _ = best_dispersion_shift(final.objective.loss, oof, data,
                                                    sample_weight, column)
         return final
+
+
+    def _cv_location_plan(self, plan, X, y, sample_weight, folds, context, seed):
+        """``plan`` with the point model's rounds chosen on the folds' weighted mean
+        validation curve; None under ``"auto"`` when that curve's best does not beat the
+        constant (each fold's training mean)."""
+        curves, constant, weights = [], [], []
+        target = np.log(y) if plan["transform"] == "log" else np.asarray(y, np.float64)
+        w = np.ones(len(y)) if sample_weight is None else sample_weight
+        for train, valid in folds:
+            _, _, curve, _ = fit_point_model(
+                self._tree_X(take_rows(X, train), context), y[train], w[train],
+                plan["options"], plan["transform"], seed, self.n_jobs,
+                self._tree_X(take_rows(X, valid), context), y[valid], w[valid])
+            curves.append(curve)
+            centre = np.average(target[train], weights=w[train])
+            constant.append(np.average((target[valid] - centre) ** 2, weights=w[valid]))
+            weights.append(float(w[valid].sum()))
+        rounds = cv_point_rounds(curves, weights)
+        if plan["auto"]:
+            length = max(len(c) for c in curves)
+            mean = np.average([np.pad(c, (0, length - len(c)), mode="edge") for c in curves],
+                              axis=0, weights=weights)
+            if not mean[rounds - 1] < np.average(constant, weights=weights):
+                return None
+        return {**plan, "rounds": rounds}
 
 
 def _mean_loss(loss, raw, data, weight) -> float:

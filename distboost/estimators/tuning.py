@@ -1,0 +1,155 @@
+"""``tuning="auto"``: a small, budgeted, seeded search of tree options on validation rows.
+
+The defaults serve most data; for the last few per cent ``fit`` can first try a handful of
+tree options and keep the best.  The search is a seeded random draw (Bergstra & Bengio 2012)
+of at most :data:`MAX_CANDIDATES` candidates from :data:`SPACE` (the estimator's own options
+first), each fitted on at most :data:`MAX_ROWS` training rows (a seeded subsample above) and
+early-stopped and scored on the validation rows: the ``eval_set`` when one is given,
+otherwise a seeded split of the rows (``validation_fraction`` of them, at least 20 %).  The
+score is the mean validation loss of the fit's ``scoring_rule`` (NLL or CRPS).  The chosen
+options are then fitted as usual on all rows (with the fit's own validation); the search is
+``tuning_table_``.
+
+Budget: ``MAX_CANDIDATES`` fits on at most ``MAX_ROWS`` rows, then one ordinary fit, so a
+tuned fit costs about ``1 + MAX_CANDIDATES * min(1, MAX_ROWS / n)`` default fits.
+
+References
+----------
+Bergstra, J. & Bengio, Y. (2012), Random search for hyper-parameter optimization, JMLR 13,
+281-305.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+from sklearn.model_selection import train_test_split
+
+from .._validation import take_rows
+from ..families import get
+from .location_start import location_transform
+from .progress import task_bar
+
+__all__ = ["MAX_CANDIDATES", "MAX_ROWS", "SPACE", "candidates", "tune"]
+
+#: Candidate fits of one search (the estimator's own options among them).
+MAX_CANDIDATES = 8
+#: Training rows of a candidate fit (a seeded subsample above).
+MAX_ROWS = 5000
+#: The options searched and their values; ``location_start`` only for families it applies
+#: to (:mod:`distboost.estimators.location_start`).
+SPACE = {
+    "num_leaves": (4, 8, 15, 31),
+    "min_child_samples": (5, 10, 20, 40),
+    "learning_rate": (0.03, 0.05, 0.1),
+    "location_start": (None, {"num_leaves": 7}, {"num_leaves": 15}, {"num_leaves": 31}),
+}
+
+
+def candidates(estimator, family, seed: int) -> list[dict]:
+    """The options of the search: the estimator's own first, then distinct seeded draws
+    from :data:`SPACE` (``MAX_CANDIDATES`` in all).
+
+    Returns
+    -------
+    list of dict
+        Option name -> value, one dict per candidate.
+    """
+    space = dict(SPACE)
+    if location_transform(get(family)) is None:
+        space.pop("location_start")
+    names = list(space)
+    own = {name: estimator.get_params()[name] for name in names}
+    grid = list(itertools.product(*(space[name] for name in names)))
+    rng = np.random.default_rng(seed)
+    out = [own]
+    for i in rng.permutation(len(grid)):
+        cand = dict(zip(names, grid[i], strict=True))
+        if cand != own:
+            out.append(cand)
+        if len(out) == MAX_CANDIDATES:
+            break
+    return out
+
+
+def _score(model, X_val, y_val, w_val) -> float:
+    """Mean validation loss of ``model``'s scoring rule (lower is better)."""
+    if model.scoring_rule == "crps":
+        return float(np.average(model.predict_dist(X_val).crps(y_val), weights=w_val))
+    return -float(model.score(X_val, y_val, w_val))
+
+
+def _describe(value) -> str:
+    return "None" if value is None else str(value)
+
+
+def tune(estimator, X, y, sample_weight=None, eval_set=None, eval_weight=None, *, family,
+         seed: int) -> tuple[dict, pd.DataFrame]:
+    """The search of ``tuning="auto"``.
+
+    Parameters
+    ----------
+    estimator : DistributionalRegressor
+        Its other options are kept; each candidate is a clone with ``tuning=None``.
+    X : ndarray or DataFrame of shape (n, p)
+    y : ndarray of shape (n,)
+    sample_weight : ndarray of shape (n,), optional
+    eval_set : (X_val, y_val), optional
+        The validation rows (otherwise a seeded split of the rows).
+    eval_weight : ndarray of shape (n_val,), optional
+    family : str or Family
+        The family of the candidates (``family="auto"`` already resolved).
+    seed : int
+        Seed of the draws, the subsample and the split.
+
+    Returns
+    -------
+    best : dict
+        The chosen options.
+    table : DataFrame
+        One row per candidate: its options, ``score`` (mean validation loss), ``seconds``,
+        ``chosen``; ``attrs``: ``chosen`` (the options as a dict), ``rows_searched``,
+        ``validation_rows``, ``metric``.
+    """
+    n = len(y)
+    if eval_set is None:
+        fraction = max(float(estimator.validation_fraction), 0.2)
+        train, valid = train_test_split(np.arange(n), test_size=fraction, random_state=seed)
+        X_val, y_val = take_rows(X, valid), y[valid]
+        w_val = None if sample_weight is None else sample_weight[valid]
+    else:
+        train = np.arange(n)
+        X_val, y_val = eval_set
+        w_val = eval_weight
+    if len(train) > MAX_ROWS:
+        train = np.sort(np.random.default_rng(seed).choice(train, MAX_ROWS, replace=False))
+    X_fit, y_fit = take_rows(X, train), y[train]
+    w_fit = None if sample_weight is None else sample_weight[train]
+    cands = candidates(estimator, family, seed)
+    rows = []
+    bar = task_bar(estimator.progress, len(cands), "tuning")
+    try:
+        for cand in cands:
+            model = clone(estimator).set_params(tuning=None, family=family, progress=False,
+                                                verbose=0, **cand)
+            t0 = time.perf_counter()
+            model.fit(X_fit, y_fit, w_fit, eval_set=(X_val, y_val), eval_sample_weight=w_val)
+            score = _score(model, X_val, y_val, w_val)
+            rows.append({**{k: _describe(v) for k, v in cand.items()},
+                         "score": score if np.isfinite(score) else np.inf,
+                         "seconds": time.perf_counter() - t0})
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    table = pd.DataFrame(rows)
+    best = int(np.argmin(table["score"].to_numpy()))
+    table["chosen"] = np.arange(len(table)) == best
+    table.attrs.update(rows_searched=int(len(train)), validation_rows=int(len(y_val)),
+                       metric=estimator.scoring_rule, chosen=cands[best])
+    return cands[best], table
