@@ -15,7 +15,7 @@ d. Epistemic variance (``predict_uncertainty``) of the model's virtual ensemble 
    at 500 against 20,000 training rows.
 
 Run: ``python benchmarks/conformal.py [--parts abcd] [--reps 30] [--splits N] [--datasets a,b]
-[--a-methods "cps, cv=5;cqr, cv=5"]``
+[--first-split K] [--a-methods "cps, cv=5;cqr, cv=5"]``
 (``--quick``: a few repetitions and splits, for the smoke test).
 """
 
@@ -109,7 +109,8 @@ def part_b(reps: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def part_c(splits: int, datasets: list[str], csv: Path | None = None) -> pd.DataFrame:
+def part_c(splits: int, datasets: list[str], csv: Path | None = None,
+           first: int = 0) -> pd.DataFrame:
     try:
         import lightgbm as lgb
         from crepes import WrapRegressor
@@ -126,7 +127,7 @@ def part_c(splits: int, datasets: list[str], csv: Path | None = None) -> pd.Data
         n_splits = len(list(folder.glob("index_train_*.txt")))
         if n_splits == 0:
             raise FileNotFoundError(f"{folder} holds no index_train_*.txt split files.")
-        for s in range(min(splits, n_splits)):
+        for s in range(first, min(first + splits, n_splits)):
             X, y, tr, te = load_uci(folder, s)
             Xtr, ytr, Xte, yte = X[tr], y[tr], X[te], y[te]
             t0 = time.perf_counter()
@@ -213,6 +214,8 @@ def main(argv=None):
     p.add_argument("--parts", default="abcd")
     p.add_argument("--reps", type=int, default=30)
     p.add_argument("--splits", type=int, default=20)
+    p.add_argument("--first-split", type=int, default=0,
+                   help="part c runs splits first-split .. first-split + splits - 1")
     p.add_argument("--datasets", default="concrete,energy,kin8nm,power-plant,wine-quality-red,"
                                          "yacht")
     p.add_argument("--a-methods", default=";".join(A_METHODS),
@@ -238,7 +241,8 @@ def main(argv=None):
         results["b"] = b.groupby("group")[["raw", "mondrian cps"]].mean()
         print(f"\nb. Mondrian groups, 90 % coverage:\n{results['b'].round(4)}")
     if "c" in args.parts:
-        c = part_c(args.splits, args.datasets.split(","), out / "conformal_uci.csv")
+        c = part_c(args.splits, args.datasets.split(","), out / "conformal_uci.csv",
+                   args.first_split)
         results["c"] = c.drop(columns="split").groupby("dataset").mean()
         print(f"\nc. UCI, mean over splits:\n{results['c'].round(4).T.to_string()}")
     if "d" in args.parts:
