@@ -10,10 +10,12 @@ c. The UCI splits of ``../shared/data/uci`` (Hernandez-Lobato & Adams 2015): cov
    80/90/95 %, mean 90 % width and CRPS of the raw model, of ``cps`` with ``cv=5``, of MAPIE's
    CV+ around a LightGBM regressor and of crepes' normalised conformal predictive system around
    the same LightGBM (MAPIE and crepes from the ``bench`` extra; skipped when missing).
-d. Epistemic variance (``predict_uncertainty``): AUROC of sparse against dense rows, and its
-   mean at 500 against 20,000 training rows.
+d. Epistemic variance (``predict_uncertainty``) of the model's virtual ensemble and of a
+   ``ConformalRegressor``'s five fold models: AUROC of sparse against dense rows, and its mean
+   at 500 against 20,000 training rows.
 
-Run: ``python benchmarks/conformal.py [--parts abcd] [--reps 30] [--splits N] [--datasets a,b]``
+Run: ``python benchmarks/conformal.py [--parts abcd] [--reps 30] [--splits N] [--datasets a,b]
+[--first-split K] [--a-methods "cps, cv=5;cqr, cv=5"]``
 (``--quick``: a few repetitions and splits, for the smoke test).
 """
 
@@ -31,7 +33,9 @@ import distboost as db
 from distboost.datasets import load_uci
 
 HERE = Path(__file__).resolve().parent
-DATA = HERE.parents[1] / "shared" / "data" / "uci"
+# ``../shared`` beside the checkout (a worktree elsewhere falls back to /work/shared).
+DATA = next((p / "shared" / "data" / "uci" for p in HERE.parents
+             if (p / "shared" / "data" / "uci").is_dir()), Path("/work/shared/data/uci"))
 LEVELS = (0.8, 0.9, 0.95)
 
 
@@ -46,7 +50,14 @@ def _sine(n, rng, noise="t"):
     return X, np.sin(x) + 0.5 * eps
 
 
-def part_a(reps: int) -> pd.DataFrame:
+#: Part a's conformal calibrations (``--a-methods`` picks some by name; "raw model" always runs).
+A_METHODS = {"cps, cv=5": {"method": "cps", "cv": 5},
+             "cps, cv=None": {"method": "cps", "cv": None},
+             "split, cv=5": {"method": "split", "cv": 5},
+             "cqr, cv=5": {"method": "cqr", "cv": 5}}
+
+
+def part_a(reps: int, methods=tuple(A_METHODS), csv: Path | None = None) -> pd.DataFrame:
     rows = []
     for r in range(reps):
         rng = np.random.default_rng(r)
@@ -56,10 +67,8 @@ def part_a(reps: int) -> pd.DataFrame:
         iv = raw_model.predict_interval(X_new, 0.9)
         rows.append({"rep": r, "method": "raw model", "coverage_90": _cover(*iv.T, y_new),
                      "crps": raw_model.predict_dist(X_new).crps(y_new).mean()})
-        for name, kw in [("cps, cv=5", {"method": "cps", "cv": 5}),
-                         ("cps, cv=None", {"method": "cps", "cv": None}),
-                         ("split, cv=5", {"method": "split", "cv": 5}),
-                         ("cqr, cv=5", {"method": "cqr", "cv": 5})]:
+        for name in methods:
+            kw = A_METHODS[name]
             cf = db.ConformalRegressor(db.DistributionalRegressor(family="normal",
                                                                   random_state=r),
                                        random_state=r, **kw).fit(X, y)
@@ -68,6 +77,9 @@ def part_a(reps: int) -> pd.DataFrame:
                     else cf.predict_dist(X_new).crps(y_new).mean())
             rows.append({"rep": r, "method": name, "coverage_90": _cover(*iv.T, y_new),
                          "crps": crps})
+        if csv is not None:  # written rep by rep: a long run stopped early keeps its rows
+            pd.DataFrame(rows).to_csv(csv, index=False)
+        print(f"  repetition {r}: done", flush=True)
     return pd.DataFrame(rows)
 
 
@@ -97,7 +109,8 @@ def part_b(reps: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def part_c(splits: int, datasets: list[str]) -> pd.DataFrame:
+def part_c(splits: int, datasets: list[str], csv: Path | None = None,
+           first: int = 0) -> pd.DataFrame:
     try:
         import lightgbm as lgb
         from crepes import WrapRegressor
@@ -112,7 +125,9 @@ def part_c(splits: int, datasets: list[str]) -> pd.DataFrame:
     for name in datasets:
         folder = DATA / name
         n_splits = len(list(folder.glob("index_train_*.txt")))
-        for s in range(min(splits, n_splits)):
+        if n_splits == 0:
+            raise FileNotFoundError(f"{folder} holds no index_train_*.txt split files.")
+        for s in range(first, min(first + splits, n_splits)):
             X, y, tr, te = load_uci(folder, s)
             Xtr, ytr, Xte, yte = X[tr], y[tr], X[te], y[te]
             t0 = time.perf_counter()
@@ -151,33 +166,46 @@ def part_c(splits: int, datasets: list[str]) -> pd.DataFrame:
                     out[f"crepes_cov{int(level * 100)}"] = _cover(iv[:, 0], iv[:, 1], yte)
                     if level == 0.9:
                         out["crepes_width90"] = float(np.mean(iv[:, 1] - iv[:, 0]))
-                out["crepes_crps"] = float(learner.evaluate(Xte, yte, metrics=["CRPS"],
-                                                            seed=s)["CRPS"])
+                # crepes 0.9.1's WrapRegressor.evaluate hands its arguments on by position to
+                # a signature with ``smoothing`` inserted (``online`` gets ``warm_start=True``,
+                # and CRPS is refused as "online"): call the calibrated system directly.
+                out["crepes_crps"] = float(learner.cps.evaluate(
+                    learner.learner.predict(Xte), yte, sigmas=de.apply(Xte),
+                    metrics=["CRPS"], seed=s, online=False)["CRPS"])
             rows.append(out)
+            if csv is not None:  # written split by split: a long run stopped early keeps its rows
+                pd.DataFrame(rows).to_csv(csv, index=False)
             print(f"  {name} split {s}: done ({t_cf:.1f} s for the conformal fit)", flush=True)
     return pd.DataFrame(rows)
 
 
 def part_d() -> pd.DataFrame:
+    """Epistemic variance of two kinds of members on the same data: the model's own virtual
+    ensemble (``DistributionalRegressor.predict_uncertainty``) and the five fold models of a
+    ``ConformalRegressor(cv=5)`` (``ConformalRegressor.predict_uncertainty``)."""
+    from sklearn.metrics import roc_auc_score
+
     rows = []
     for n in (500, 20_000):
         rng = np.random.default_rng(n)
         x = np.r_[rng.uniform(0, 1, n - n // 50), rng.uniform(1, 2, n // 50)]
         X = np.c_[x, rng.normal(size=x.size)]
         y = np.sin(4 * x) + 0.3 * rng.normal(size=x.size)
-        model = db.DistributionalRegressor(random_state=0).fit(X, y)
         X_new = np.c_[np.r_[rng.uniform(0, 1, 1000), rng.uniform(1, 2, 1000)],
                       rng.normal(size=2000)]
-        u = model.predict_uncertainty(X_new)
-        from sklearn.metrics import roc_auc_score
-
-        rows.append({"training rows": n, "sparse share": 0.02,
-                     "AUROC sparse vs dense": roc_auc_score(np.r_[np.zeros(1000),
-                                                                  np.ones(1000)],
-                                                            u["epistemic"]),
-                     "mean epistemic (dense)": float(u["epistemic"][:1000].mean()),
-                     "mean epistemic (sparse)": float(u["epistemic"][1000:].mean()),
-                     "mean aleatoric": float(u["aleatoric"].mean())})
+        members = {
+            "virtual ensemble": db.DistributionalRegressor(random_state=0).fit(X, y),
+            "cv=5 fold models": db.ConformalRegressor(db.DistributionalRegressor(
+                random_state=0), cv=5, random_state=0).fit(X, y)}
+        for kind, model in members.items():
+            u = model.predict_uncertainty(X_new)
+            e = u["epistemic"].to_numpy()
+            rows.append({"training rows": n, "members": kind, "sparse share": 0.02,
+                         "AUROC sparse vs dense": roc_auc_score(np.r_[np.zeros(1000),
+                                                                      np.ones(1000)], e),
+                         "mean epistemic (dense)": float(e[:1000].mean()),
+                         "mean epistemic (sparse)": float(e[1000:].mean()),
+                         "mean aleatoric": float(u["aleatoric"].mean())})
     return pd.DataFrame(rows)
 
 
@@ -186,8 +214,12 @@ def main(argv=None):
     p.add_argument("--parts", default="abcd")
     p.add_argument("--reps", type=int, default=30)
     p.add_argument("--splits", type=int, default=20)
+    p.add_argument("--first-split", type=int, default=0,
+                   help="part c runs splits first-split .. first-split + splits - 1")
     p.add_argument("--datasets", default="concrete,energy,kin8nm,power-plant,wine-quality-red,"
                                          "yacht")
+    p.add_argument("--a-methods", default=";".join(A_METHODS),
+                   help="part a's calibrations: names of A_METHODS separated by ';'")
     p.add_argument("--quick", action="store_true")
     p.add_argument("--out", default=str(HERE / "results"))
     args = p.parse_args(argv)
@@ -198,8 +230,8 @@ def main(argv=None):
     pd.set_option("display.width", 200)
     results = {}
     if "a" in args.parts:
-        a = part_a(args.reps)
-        a.to_csv(out / "conformal_misspecified.csv", index=False)
+        a = part_a(args.reps, [m.strip() for m in args.a_methods.split(";")],
+                   out / "conformal_misspecified.csv")
         results["a"] = a.groupby("method", sort=False)[["coverage_90", "crps"]].mean()
         print("\na. Student-t(2) noise fitted by a Normal, 150 rows, "
               f"{args.reps} repetitions:\n{results['a'].round(4)}")
@@ -209,13 +241,14 @@ def main(argv=None):
         results["b"] = b.groupby("group")[["raw", "mondrian cps"]].mean()
         print(f"\nb. Mondrian groups, 90 % coverage:\n{results['b'].round(4)}")
     if "c" in args.parts:
-        c = part_c(args.splits, args.datasets.split(","))
-        c.to_csv(out / "conformal_uci.csv", index=False)
+        c = part_c(args.splits, args.datasets.split(","), out / "conformal_uci.csv",
+                   args.first_split)
         results["c"] = c.drop(columns="split").groupby("dataset").mean()
-        print(f"\nc. UCI, mean over splits:\n{results['c'].round(4).T}")
+        print(f"\nc. UCI, mean over splits:\n{results['c'].round(4).T.to_string()}")
     if "d" in args.parts:
         results["d"] = part_d()
-        print(f"\nd. Epistemic variance:\n{results['d'].round(5)}")
+        results["d"].to_csv(out / "conformal_epistemic.csv", index=False)
+        print(f"\nd. Epistemic variance:\n{results['d'].round(5).to_string()}")
     return results
 
 

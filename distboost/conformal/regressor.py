@@ -456,23 +456,62 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
     def predict_uncertainty(self, X, n_members: int = 10) -> pd.DataFrame:
         """Aleatoric, epistemic and total variance per row (DataFrame of shape (n, 3)).
 
-        With several fold models, they are the members: ``epistemic`` is the variance of
-        their means, ``aleatoric`` the calibrated law's variance ("cps", "split") or the mean
-        of their variances ("cqr"); with one model, its own virtual ensemble
-        (:meth:`DistributionalRegressor.predict_uncertainty`)."""
+        With several fold models, they are the members, each calibrated by the scores of its
+        own calibration rows ("cps", "split": ``G_k(F_k(y))``; "cqr": the raw model):
+        ``aleatoric`` is the mean of the members' variances, ``epistemic`` the variance of
+        their means and ``total`` their sum, the variance of the members' mixture (for "cps"
+        and "split" the variance of :meth:`predict_dist`, by the law of total variance).
+        With one model, its own virtual ensemble
+        (:meth:`DistributionalRegressor.predict_uncertainty`), ``aleatoric`` replaced by the
+        calibrated law's variance ("cps", "split").
+
+        Parameters
+        ----------
+        X : array_like or DataFrame of shape (n, p)
+        n_members : int, default=10
+            Members of the virtual ensemble (one model only).
+
+        Returns
+        -------
+        DataFrame of shape (n, 3)
+            Columns ``aleatoric``, ``epistemic``, ``total``; X's index when X is a DataFrame.
+        """
         check_is_fitted(self)
+        index = X.index if isinstance(X, pd.DataFrame) else None
         if len(self.estimators_) == 1:
             frame = self.estimators_[0].predict_uncertainty(X, n_members)
-        else:
+            if self.method != "cqr":
+                frame["aleatoric"] = self.predict_dist(X).variance
+            frame["total"] = frame["aleatoric"] + frame["epistemic"]
+            return frame
+        if self.method == "cqr":
             dists = [m.predict_dist(X) for m in self.estimators_]
-            means = np.stack([d.mean for d in dists])
-            frame = pd.DataFrame({"aleatoric": np.stack([d.variance for d in dists]).mean(0),
-                                  "epistemic": means.var(0)},
-                                 index=X.index if isinstance(X, pd.DataFrame) else None)
-        if self.method != "cqr":
-            frame["aleatoric"] = self.predict_dist(X).variance
-        frame["total"] = frame["aleatoric"] + frame["epistemic"]
-        return frame
+        else:
+            # Each member is its fold model composed with its own fold's calibration map, so
+            # that the members' mixture is predict_dist's law.  Before: the raw fold models'
+            # mean variance was replaced by the mixture's variance, which already holds the
+            # spread of the members' means, and total counted that spread twice.
+            tables = self._tables()
+            members = self._member_params(X)
+            group = self._codes.codes(X).astype(np.float64)
+            dists = []
+            for k, params in enumerate(members):
+                family = Calibrated(self._inner(), [[row[k]] for row in tables])
+                if len(self.groups_) > 1:
+                    params = {**params, "group": group}
+                dists.append(Predictive(family, params))
+        means = np.stack([d.mean for d in dists])  # (K, n)
+        variances = np.stack([d.variance for d in dists])
+        if self.method == "cqr":
+            w = np.full(means.shape, 1.0 / means.shape[0])
+        else:  # predict_dist's weights: each fold's share of its group's calibration rows
+            counts = np.array([[t.size for t in row] for row in self._tables()], np.float64)
+            w = (counts / counts.sum(axis=1, keepdims=True))[self._codes.codes(X)].T
+        mean = (w * means).sum(axis=0)
+        aleatoric = (w * variances).sum(axis=0)
+        epistemic = (w * (means - mean) ** 2).sum(axis=0)
+        return pd.DataFrame({"aleatoric": aleatoric, "epistemic": epistemic,
+                             "total": aleatoric + epistemic}, index=index)
 
     def save(self, path) -> None:
         """Save in distboost's safe format (``db.load(path)`` reads it back)."""

@@ -377,9 +377,12 @@ feature_names_in_ : ndarray of str
         The members are the model truncated at ``n_members`` evenly spaced rounds of the
         second half of its kept rounds, a virtual ensemble (Malinin et al. 2021; see
         :mod:`distboost.estimators.uncertainty`): ``aleatoric`` is the mean of their
-        predictive variances, ``epistemic`` the variance of their means (large where the
-        model has seen few rows like ``x``; 0 for a model that kept no rounds), ``total``
-        the sum.
+        predictive variances, ``epistemic`` the variance of their means (0 for a model that
+        kept no rounds), ``total`` the sum.  The members differ only where the later trees
+        still move the prediction, which is not always where the model saw few rows: on
+        small data (a few dozen rounds) they can rank sparse rows below dense ones; a
+        :class:`~distboost.ConformalRegressor` with ``cv=K`` gives ``K`` fold models as
+        members instead (docs/benchmarks.md, "Conformal calibration", part d).
 
         Parameters
         ----------

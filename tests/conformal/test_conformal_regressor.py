@@ -229,3 +229,20 @@ def test_constant_fold_models_give_the_empirical_quantiles_even_with_far_outlier
     want = [ys[order_index(150, 0.9, upper=False) - 1], ys[order_index(150, 0.9, upper=True) - 1]]
     np.testing.assert_allclose(cf.predict_interval(X[:3], 0.9), np.tile(want, (3, 1)),
                                rtol=1e-7)
+
+
+def test_fold_members_total_variance_is_the_calibrated_mixtures_variance():
+    # The law of total variance of predict_dist's mixture (its variance by quadrature of the
+    # mixture's quantile function): total = mean member variance + variance of member means.
+    # Before, aleatoric was the mixture's variance itself and total added the spread of the
+    # raw fold means to it a second time.  Mondrian groups: per-group fold weights.
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame({"x": rng.uniform(-2, 2, 150), "g": rng.integers(0, 2, 150)})
+    y = 2.0 * X["x"].to_numpy() + 0.3 * rng.normal(size=150)
+    cf = db.ConformalRegressor(db.DistributionalRegressor(**FAST), cv=3, mondrian="g",
+                               random_state=0).fit(X, y)
+    X_new = X.iloc[:6]
+    frame = cf.predict_uncertainty(X_new)
+    assert (frame["epistemic"] > 0).all()
+    np.testing.assert_allclose(frame["total"], cf.predict_dist(X_new).variance, rtol=1e-3)
+    np.testing.assert_allclose(frame["total"], frame["aleatoric"] + frame["epistemic"])
