@@ -108,10 +108,12 @@ def _bisect(cdf, q, lo, hi, *, rtol: float, atol: float):
     for _ in range(_MAX_BISECT):
         width = hi - lo
         scale = torch.maximum(lo.abs(), hi.abs())
-        done = width <= atol + rtol * scale
+        mid = lo + 0.5 * width
+        # also done where the bracket holds no float between its ends (far from zero, e.g.
+        # a target offset by 1e9, a relative tolerance below float64's spacing)
+        done = (width <= atol + rtol * scale) | (mid <= lo) | (mid >= hi)
         if bool(done.all()):
             break
-        mid = lo + 0.5 * width
         below = cdf(mid) < q
         lo = torch.where(below & ~done, mid, lo)
         hi = torch.where(~below & ~done, mid, hi)
