@@ -44,7 +44,7 @@ CV = 3
 MAX_ROUNDS = 50
 COMPARE_RATE = 0.2
 #: Patience of the comparison's early stopping, in rounds (at most the estimator's).
-PATIENCE = 10
+PATIENCE = 5
 #: An integer target with at most this many distinct values (and at least 3) is also tried
 #: as ordered levels (``ordinal_logit``).
 MAX_LEVELS = 10
