@@ -20,6 +20,7 @@ import pandas as pd
 from sklearn.exceptions import NotFittedError
 
 from ..estimators import DistributionalRegressor
+from ..estimators.rounds import CV_MAX_ROWS
 from ..families import Censored, get
 from ..predictive import Predictive
 from .backtest import run_backtest
@@ -308,21 +309,25 @@ class Forecaster:
     def _validation_rows(self, panel: Panel, rows: np.ndarray,
                          strategy: str) -> np.ndarray | None:
         """The rows early stopping judges under the default early stopping (None: the
-        regressor's own choice, or the options choose otherwise).
+        regressor's own choice, or the options choose otherwise): the rows whose target lies
+        in the last ``validation_fraction`` of its series, except for the recursive strategy
+        on a short history.
 
-        * recursive: None.  Every row forecasts one step from lagged values, and for such
-          autoregressive rows validation on random rows is sound (Bergmeir, Hyndman & Koo
-          2018, Comput. Stat. Data Anal. 120, 70-83), so the regressor's own early stopping
-          applies: K-fold cross-validation on every row of a short history (below 1,000
-          rows), a random holdout above.  The last 10 % of a 100-value series would be 9
-          rows, on which the number of rounds and the dispersion calibration swing with a
-          few values (measurements: ``docs/benchmarks.md``, "Forecasting").
-        * direct: the rows whose target lies in the last ``validation_fraction`` of its
-          series.  A random split would put rows of the same target time on both sides
-          (one per step) and let the trees memorise them.
+        * A tail, not random rows, for the direct strategy: a random split would put rows of
+          the same target time on both sides (one per step) and let the trees memorise them.
+        * Recursive below ``CV_MAX_ROWS`` rows: None, the regressor's own K-fold
+          cross-validation on every row.  Each row forecasts one step from lagged values,
+          and for such autoregressive rows validation on random rows is sound (Bergmeir,
+          Hyndman & Koo 2018, Comput. Stat. Data Anal. 120, 70-83); the last 10 % of a
+          100-value series would be 9 rows, on which the number of rounds and the
+          dispersion calibration swing with a few values (measurements:
+          ``docs/benchmarks.md``, "Forecasting").  Longer histories keep the tail (many rows,
+          and the latest regime).
         """
         opts = self.regressor_options
-        if strategy == "recursive" or opts.get("early_stopping", "auto") not in ("auto", True):
+        if opts.get("early_stopping", "auto") not in ("auto", True):
+            return None
+        if strategy == "recursive" and rows.size < CV_MAX_ROWS:
             return None
         share = opts.get("validation_fraction", 0.1)
         cut = np.floor((1.0 - share) * panel.lengths)[panel.series_of[rows]]

@@ -1,6 +1,6 @@
 """The rows the Forecaster's default early stopping judges: every row (cross-validation) for
-the recursive strategy on a short history, the end of each series for the direct strategy
-(no target time on both sides)."""
+the recursive strategy on a short history, the end of each series otherwise (the direct
+strategy: no target time on both sides)."""
 
 from __future__ import annotations
 
@@ -57,6 +57,14 @@ def test_direct_validates_on_the_end_of_the_series_only(short_series, fits):
     assert p_val.min() == 90 and p_train.max() == 89  # the last 10 % of the targets
     assert p_val.size == 10 * 5  # every step of each validation target
     assert fc.model_.early_stopping_ == "eval_set"
+
+
+def test_recursive_on_a_long_history_validates_on_its_end(fits):
+    y = pd.Series(np.random.default_rng(0).normal(size=1100), index=pd.RangeIndex(1100))
+    Forecaster(horizon=2, lags=[1], strategy="recursive", n_estimators=2, n_paths=2).fit(y)
+    (train, val), = fits
+    position = pd.Series(np.arange(1100), index=y.to_numpy())
+    assert position[val].min() == 990 and position[train].max() == 989
 
 
 def test_early_stopping_options_are_the_users(short_series, fits):
