@@ -47,6 +47,14 @@ c. A global model of 1,000 hourly series of 500 values each (level, daily amplit
    resident memory of the process (run in a child process), with the CRPS of the forecast and
    of the true law on the 24 values after the training window.
 
+d. Coverage by step (``--parts steps``, not in the default parts): the recursive forecaster
+   of each real series fitted once and backtested from 60 origins one value apart (30 for
+   nile): 90 % coverage at step 1, the middle and the last step, the CRPS and the PIT's
+   standard deviation.
+
+``--peer-results a.csv,b.csv`` takes the peers' rows from an earlier run of the same protocol
+(they do not depend on distboost) instead of running them.
+
 Writes a markdown section into ``--out`` between ``<!-- forecasting:start -->`` and
 ``<!-- forecasting:end -->``.  ``--quick`` is a reduced run for smoke tests.  darts and
 mlforecast come from the ``bench`` extra; a missing peer leaves its rows out.
