@@ -47,6 +47,14 @@ c. A global model of 1,000 hourly series of 500 values each (level, daily amplit
    resident memory of the process (run in a child process), with the CRPS of the forecast and
    of the true law on the 24 values after the training window.
 
+d. Coverage by step (``--parts steps``, not in the default parts): the recursive forecaster
+   of each real series fitted once and backtested from 60 origins one value apart (30 for
+   nile): 90 % coverage at step 1, the middle and the last step, the CRPS and the PIT's
+   standard deviation.
+
+``--peer-results a.csv,b.csv`` takes the peers' rows from an earlier run of the same protocol
+(they do not depend on distboost) instead of running them.
+
 Writes a markdown section into ``--out`` between ``<!-- forecasting:start -->`` and
 ``<!-- forecasting:end -->``.  ``--quick`` is a reduced run for smoke tests.  darts and
 mlforecast come from the ``bench`` extra; a missing peer leaves its rows out.
@@ -294,7 +302,10 @@ def oracle(d: Dataset, orig: np.ndarray):
 
 
 # ---------------------------------------------------------------------- parts
-def part_real(quick: bool, keep: dict, peers=("darts", "mlforecast")) -> pd.DataFrame:
+def part_real(quick: bool, keep: dict, peers=("darts", "mlforecast"),
+              saved: pd.DataFrame | None = None) -> pd.DataFrame:
+    """``saved``: peer rows of an earlier run of the same protocol (``--peer-results``; the
+    peers' rows do not depend on distboost), used in place of running those peers."""
     rows = []
     sims = [hourly_simulation(1000 if quick else 3000), daily_counts(500 if quick else 1500)]
     for d in sims:
@@ -312,6 +323,11 @@ def part_real(quick: bool, keep: dict, peers=("darts", "mlforecast")) -> pd.Data
                      "crps_vs_naive": res["crps"] / base["crps"]})
         for name, fn in (("darts LightGBM quantile", run_darts),
                          ("mlforecast conformal", run_mlforecast)):
+            if saved is not None and ((saved["data"] == d.name)
+                                      & (saved["method"] == name)).any():
+                row = saved[(saved["data"] == d.name) & (saved["method"] == name)].iloc[0]
+                rows.append(row.to_dict())
+                continue
             if name.split()[0] not in peers:
                 continue
             try:
@@ -358,6 +374,26 @@ def part_paths(keep: dict, quick: bool) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def part_steps(quick: bool) -> pd.DataFrame:
+    """Coverage by step of the recursive forecaster from many origins one value apart (60;
+    30 for nile), fitted once on the values before the first: is the one-step law calibrated,
+    and how does the recursion carry it to later steps?"""
+    from distboost.forecasting import backtest_summary
+
+    rows = []
+    for d in real_datasets(quick):
+        k = (20 if quick else 60) if len(d.y) > 200 else (10 if quick else 30)
+        fc = Forecaster(family=d.family, horizon=d.horizon, lags=d.lags, strategy="recursive",
+                        difference=d.difference, random_state=0, n_paths=300, **d.options)
+        bt = fc.backtest(d.y, start=len(d.y) - k - d.horizon + 1, step=1)
+        cov = backtest_summary(bt)["coverage_90"].to_numpy()
+        rows.append({"data": d.name, "origins": k, "coverage_step_1": cov[0],
+                     "coverage_mid": cov[len(cov) // 2], "coverage_last": cov[-1],
+                     "coverage_all": float(bt["hit_90"].mean()), "crps": float(bt["crps"].mean()),
+                     "pit_sd": float(bt["pit"].std())})
+    return pd.DataFrame(rows)
+
+
 def big_child(quick: bool) -> dict:
     """Part c, run in a child process (its peak RSS is its own)."""
     import resource
@@ -378,12 +414,12 @@ def big_child(quick: bool) -> dict:
                        "y": Y[:, :T].ravel()})
     fc = Forecaster(horizon=H, lags=[1, 2, 24], strategy="recursive", n_paths=P,
                     random_state=0, learning_rate=0.1, n_estimators=300)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     fc.fit(df)
-    fit_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    fit_s, fit_cpu = time.perf_counter() - t0, time.process_time() - c0
+    t0, c0 = time.perf_counter(), time.process_time()
     dist = fc.predict_dist()
-    pred_s = time.perf_counter() - t0
+    pred_s, pred_cpu = time.perf_counter() - t0, time.process_time() - c0
     h = np.arange(1, H + 1)
     true_m = level[:, None] + amp[:, None] * cycle[None, T:] + noise[:, None] * \
         phi ** h[None] * e[:, T - 1:T]
@@ -395,7 +431,8 @@ def big_child(quick: bool) -> dict:
     return {"series": S, "values_per_series": T, "training_rows": int(S * (T - 24)),
             "horizon": H, "paths": P, "rounds": int(fc.model_.best_iteration_),
             "fit_s": fit_s, "forecast_s": pred_s, "total_s": fit_s + pred_s,
-            "peak_rss_mib": rss, "crps": crps, "oracle_crps": oracle_crps,
+            "fit_cpu_s": fit_cpu, "forecast_cpu_s": pred_cpu, "peak_rss_mib": rss,
+            "crps": crps, "oracle_crps": oracle_crps,
             "load_1min": os.getloadavg()[0]}
 
 
@@ -415,7 +452,7 @@ def _fmt(v, digits=3):
 
 
 def markdown(real: pd.DataFrame | None, paths: pd.DataFrame | None, big: dict | None,
-             command: str, seconds: float) -> str:
+             command: str, seconds: float, steps: pd.DataFrame | None = None) -> str:
     lines = ["<!-- forecasting:start -->", "## Forecasting", "",
              f"Command: `{command}`, {seconds / 60:.1f} min on 2 shared cores (load average "
              f"{os.getloadavg()[0]:.1f} at the end: other sessions ran beside it; compare "
@@ -446,13 +483,29 @@ def markdown(real: pd.DataFrame | None, paths: pd.DataFrame | None, big: dict | 
                          f"{_fmt(r['variogram_diff'])} ± {_fmt(r['variogram_diff_se'])} | "
                          f"{_fmt(r['energy_joint'])} | {_fmt(r['energy_independent'])} |")
         lines.append("")
+    if steps is not None:
+        lines += ["**Coverage by step** of the recursive forecaster (`--parts steps`): "
+                  "origins one value apart at the end of each series, one fit before the "
+                  "first; 90 % coverage at step 1, the middle step and the last step, over "
+                  "all steps, the CRPS and the standard deviation of the PIT (0.289 when "
+                  "uniform):", "",
+                  "| data | origins | step 1 | middle | last | all | CRPS | PIT sd |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for r in steps.to_dict("records"):
+            lines.append(f"| {r['data']} | {r['origins']} | {_fmt(r['coverage_step_1'], 2)} | "
+                         f"{_fmt(r['coverage_mid'], 2)} | {_fmt(r['coverage_last'], 2)} | "
+                         f"{_fmt(r['coverage_all'], 2)} | {_fmt(r['crps'])} | "
+                         f"{_fmt(r['pit_sd'])} |")
+        lines.append("")
     if big is not None:
         lines += [f"**A global model of {big['series']:,} series** x {big['values_per_series']} "
                   f"hourly values ({big['training_rows']:,} training rows, lags 1, 2, 24, "
                   f"hour and day of week, learning rate 0.1, early stopping: "
                   f"{big['rounds']} rounds): fit {big['fit_s']:.0f} s, forecast of "
                   f"{big['series']:,} x {big['horizon']} steps with {big['paths']} paths "
-                  f"{big['forecast_s']:.0f} s, total {big['total_s']:.0f} s; peak resident "
+                  f"{big['forecast_s']:.0f} s, total {big['total_s']:.0f} s (CPU seconds of "
+                  f"the process, all threads: fit {big.get('fit_cpu_s', math.nan):.0f}, "
+                  f"forecast {big.get('forecast_cpu_s', math.nan):.0f}); peak resident "
                   f"memory {big['peak_rss_mib']:.0f} MiB; CRPS {big['crps']:.3f} against the "
                   f"true law's {big['oracle_crps']:.3f} (load average {big['load_1min']:.1f} "
                   "during the run).", ""]
@@ -475,6 +528,10 @@ def main(argv=None) -> dict:
     parser.add_argument("--peers", default="darts,mlforecast",
                         help="peers to run (darts fits one LightGBM per quantile and step: "
                              "408 models for 24 steps, minutes per data set)")
+    parser.add_argument("--peer-results", default=None,
+                        help="CSV files (comma-separated) of peer rows from an earlier run of "
+                             "the same protocol (columns of the backtest table), used in place "
+                             "of running those peers")
     parser.add_argument("--big-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.big_child:
@@ -485,34 +542,42 @@ def main(argv=None) -> dict:
     keep: dict = {}
     results = ROOT / "benchmarks" / "results"
     peers = tuple(args.peers.split(",")) if args.peers else ()
-    real = part_real(args.quick, keep, peers) if "real" in parts or "paths" in parts else None
+    saved = pd.concat([pd.read_csv(f) for f in args.peer_results.split(",")]) \
+        if args.peer_results else None
+    real = part_real(args.quick, keep, peers, saved) \
+        if "real" in parts or "paths" in parts else None
     paths = part_paths(keep, args.quick) if "paths" in parts else None
     if paths is not None:
         print(paths.to_string(index=False), flush=True)
+    steps = part_steps(args.quick) if "steps" in parts else None
+    if steps is not None:
+        print(steps.to_string(index=False), flush=True)
     big = part_big(args.quick) if "big" in parts else None
     if big is not None:
         print(big, flush=True)
     command = "python benchmarks/forecasting.py" + (" --quick" if args.quick else "") + \
         (f" --parts {args.parts}" if args.parts != "real,paths,big" else "") + \
-        (f" --peers {args.peers}" if args.peers != "darts,mlforecast" else "")
+        (f" --peers {args.peers}" if args.peers != "darts,mlforecast" else "") + \
+        (f" --peer-results {args.peer_results}" if args.peer_results else "")
     if args.out and not args.quick:  # the parts run here replace their saved results
         results.mkdir(exist_ok=True)
-        for name, table in (("real", real), ("paths", paths)):
+        for name, table in (("real", real), ("paths", paths), ("steps", steps)):
             if table is not None and name in parts:
                 table.to_csv(results / f"forecasting_{name}.csv", index=False)
         if big is not None:
             (results / "forecasting_big.json").write_text(json.dumps(big, indent=1))
         real = real if "real" in parts else _saved(results / "forecasting_real.csv")
         paths = paths if "paths" in parts else _saved(results / "forecasting_paths.csv")
+        steps = steps if "steps" in parts else _saved(results / "forecasting_steps.csv")
         if big is None and (results / "forecasting_big.json").exists():
             big = json.loads((results / "forecasting_big.json").read_text())
         command = "python benchmarks/forecasting.py (parts run separately: "
         command += "results in benchmarks/results/forecasting_*)"
-    text = markdown(real, paths, big, command, time.perf_counter() - t0)
+    text = markdown(real, paths, big, command, time.perf_counter() - t0, steps)
     if args.out:
         _sections.write_section(Path(args.out), text, "<!-- forecasting:start -->",
                                 "<!-- forecasting:end -->")
-    return {"real": real, "paths": paths, "big": big, "markdown": text}
+    return {"real": real, "paths": paths, "steps": steps, "big": big, "markdown": text}
 
 
 if __name__ == "__main__":

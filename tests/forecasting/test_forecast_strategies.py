@@ -78,7 +78,8 @@ def test_several_series_keep_their_ids():
     y = {"low": pd.Series(ar1(400, 0.5, 2, 1.0, 0.0), index=t),
          "high": pd.Series(ar1(400, 0.5, 3, 5.0, 100.0), index=t)}
     fc = Forecaster(horizon=3, lags=[1], strategy="recursive", n_paths=300,
-                    date_features=None, n_estimators=60, learning_rate=0.2).fit(y)
+                    date_features=None, n_estimators=60, learning_rate=0.2,
+                    early_stopping=False).fit(y)
     d = fc.predict_dist()
     assert list(d.index.get_level_values(0)) == ["low"] * 3 + ["high"] * 3
     assert d.index.get_level_values(1)[0] == t[-1] + pd.Timedelta(days=1)
