@@ -453,10 +453,15 @@ def _fmt(v, digits=3):
 
 def markdown(real: pd.DataFrame | None, paths: pd.DataFrame | None, big: dict | None,
              command: str, seconds: float, steps: pd.DataFrame | None = None) -> str:
+    # Below a minute nothing was run here: the tables come from saved results, whose runs'
+    # duration and load this process cannot know.
+    ran = (f"{seconds / 60:.1f} min on 2 shared cores (load average "
+           f"{os.getloadavg()[0]:.1f} at the end: other sessions ran beside it; compare "
+           "the seconds of one table only)" if seconds >= 60 else
+           "tables regenerated from saved results (the runs' own durations and loads are "
+           "not known here; compare the seconds of one table only)")
     lines = ["<!-- forecasting:start -->", "## Forecasting", "",
-             f"Command: `{command}`, {seconds / 60:.1f} min on 2 shared cores (load average "
-             f"{os.getloadavg()[0]:.1f} at the end: other sessions ran beside it; compare "
-             "the seconds of one table only). Protocol: the docstring of "
+             f"Command: `{command}`, {ran}. Protocol: the docstring of "
              "`benchmarks/forecasting.py`.", ""]
     if real is not None:
         lines += ["**Rolling-origin backtests** (lower CRPS / QCRPS is better; QCRPS on the "
