@@ -131,3 +131,21 @@ def test_auto_on_wine_chooses_a_law_on_the_integers_and_survives_grid_search():
                           {"num_leaves": [4, 8]}, cv=2).fit(X[:300], y[:300])
     assert search.best_estimator_.get_params()["family"] == "auto"
     assert hasattr(search.best_estimator_, "family_table_")
+
+
+def test_candidates_warnings_are_kept_in_the_table_not_shown():
+    """Counts with zeros but no inflation: the zero-inflated candidate warns on every fold
+    that there is no inflation to fit; the user, who chose no family, sees none of it."""
+    import warnings
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(150, 2))
+    y = rng.poisson(np.exp(0.3 * X[:, 0])).astype(float)  # about a third zeros, all Poisson
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = db.DistributionalRegressor(family="auto", n_estimators=5,
+                                           early_stopping=False, random_state=0).fit(X, y)
+    held = model.family_table_.attrs["warnings"]
+    assert any("zero_inflated_negative_binomial" in m for m in held)
+    if model.family_.name != "zero_inflated_negative_binomial":
+        assert not any("zero_inflated" in str(w.message) for w in caught)
