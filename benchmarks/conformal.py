@@ -10,7 +10,8 @@ c. The UCI splits of ``../shared/data/uci`` (Hernandez-Lobato & Adams 2015): cov
    80/90/95 %, mean 90 % width and CRPS of the raw model, of ``cps`` with ``cv=5``, of MAPIE's
    CV+ around a LightGBM regressor and of crepes' normalised conformal predictive system around
    the same LightGBM (MAPIE and crepes from the ``bench`` extra; skipped when missing).
-d. Epistemic variance (``predict_uncertainty``) of the model's virtual ensemble and of a
+d. Epistemic variance (``predict_uncertainty``) of the model's own members (its
+   cross-validation fold models below 1,000 rows, its virtual ensemble) and of a
    ``ConformalRegressor``'s five fold models: AUROC of sparse against dense rows, and its mean
    at 500 against 20,000 training rows.
 
@@ -180,9 +181,10 @@ def part_c(splits: int, datasets: list[str], csv: Path | None = None,
 
 
 def part_d() -> pd.DataFrame:
-    """Epistemic variance of two kinds of members on the same data: the model's own virtual
-    ensemble (``DistributionalRegressor.predict_uncertainty``) and the five fold models of a
-    ``ConformalRegressor(cv=5)`` (``ConformalRegressor.predict_uncertainty``)."""
+    """Epistemic variance of the kinds of members on the same data: the default model's
+    ``predict_uncertainty`` (members "auto": its cross-validation fold models below 1,000
+    rows, else its virtual ensemble), its virtual ensemble (members "virtual"), and the five
+    fold models of a ``ConformalRegressor(cv=5)`` (``ConformalRegressor.predict_uncertainty``)."""
     from sklearn.metrics import roc_auc_score
 
     rows = []
@@ -193,12 +195,17 @@ def part_d() -> pd.DataFrame:
         y = np.sin(4 * x) + 0.3 * rng.normal(size=x.size)
         X_new = np.c_[np.r_[rng.uniform(0, 1, 1000), rng.uniform(1, 2, 1000)],
                       rng.normal(size=2000)]
+        model = db.DistributionalRegressor(random_state=0).fit(X, y)
+        auto = ("regressor: its fold models" if model.cv_members_ is not None
+                else "regressor: its virtual ensemble")
         members = {
-            "virtual ensemble": db.DistributionalRegressor(random_state=0).fit(X, y),
-            "cv=5 fold models": db.ConformalRegressor(db.DistributionalRegressor(
-                random_state=0), cv=5, random_state=0).fit(X, y)}
-        for kind, model in members.items():
-            u = model.predict_uncertainty(X_new)
+            auto: (model, {}),
+            "regressor: virtual ensemble": (model, {"members": "virtual"}),
+            "ConformalRegressor(cv=5) fold models": (db.ConformalRegressor(
+                db.DistributionalRegressor(random_state=0), cv=5, random_state=0).fit(X, y),
+                {})}
+        for kind, (fitted, kwargs) in members.items():
+            u = fitted.predict_uncertainty(X_new, **kwargs)
             e = u["epistemic"].to_numpy()
             rows.append({"training rows": n, "members": kind, "sparse share": 0.02,
                          "AUROC sparse vs dense": roc_auc_score(np.r_[np.zeros(1000),

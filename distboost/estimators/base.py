@@ -50,6 +50,7 @@ from .progress import stop_line
 from .rounds import CV_FOLDS, constant_model_message, validation_mode
 from .runs import FitRuns, Run
 from .tree_options import resolve_tree_options
+from .uncertainty import FoldMember
 
 __all__ = ["DistributionalEstimator"]
 
@@ -86,6 +87,10 @@ n_iter_ : int
 best_iteration_ : int
     Rounds kept (the best validation round when early stopping); the largest of
     ``best_iterations_``.
+cv_members_ : list of FoldMember or None
+    The cross-validation fold models at the kept round when the rounds were chosen by
+    cross-validation (``early_stopping_ == "cv"``) for a scalar regression family: the
+    members of ``predict_uncertainty``'s fold ensemble.  None otherwise.
 best_iterations_ : dict of str to int
     Rounds kept by each raw output (keyed as ``predict_raw``'s columns): all
     ``best_iteration_`` unless ``per_parameter_stopping`` gave a parameter its own.
@@ -244,6 +249,8 @@ feature_names_in_ : ndarray of str
             "dispersion_shift_": float(run.shift),
             "linear_start_": run.linear,
             "location_start_": run.location,
+            "cv_members_": (None if run.members is None or not _scalar_regression(family)
+                            else [FoldMember.from_run(r) for r in run.members]),
             "early_stopping_": mode,
             "step_": run.step,
             "n_iter_": ensemble.n_iter_,
@@ -371,23 +378,30 @@ feature_names_in_ : ndarray of str
             return pd.DataFrame(out.reshape(len(out), -1), index=dist.index, columns=columns)
         return pd.DataFrame(out, index=dist.index, columns=["lower", "upper"])
 
-    def predict_uncertainty(self, X, n_members: int = 10) -> pd.DataFrame:
+    def predict_uncertainty(self, X, n_members: int = 10,
+                            members: str = "auto") -> pd.DataFrame:
         """Aleatoric, epistemic and total predictive variance per row.
 
-        The members are the model truncated at ``n_members`` evenly spaced rounds of the
-        second half of its kept rounds, a virtual ensemble (Malinin et al. 2021; see
-        :mod:`distboost.estimators.uncertainty`): ``aleatoric`` is the mean of their
-        predictive variances, ``epistemic`` the variance of their means (0 for a model that
-        kept no rounds), ``total`` the sum.  The members differ only where the later trees
-        still move the prediction, which is not always where the model saw few rows: on
-        small data (a few dozen rounds) they can rank sparse rows below dense ones; a
-        :class:`~distboost.ConformalRegressor` with ``cv=K`` gives ``K`` fold models as
-        members instead (docs/benchmarks.md, "Conformal calibration", part d).
+        ``aleatoric`` is the mean of the members' predictive variances, ``epistemic`` the
+        variance of their means, ``total`` the sum (the law of total variance of their equal
+        mixture).  Two kinds of members (see :mod:`distboost.estimators.uncertainty`):
+
+        - "folds": the ``K`` models a cross-validated fit trained to choose its rounds
+          (``cv_members_``: fewer than 1,000 training rows under the default
+          ``early_stopping="auto"``), each on a different ``(K-1)/K`` of the rows, with the
+          fit's dispersion shift.  They disagree where the data do not pin the mean down.
+        - "virtual": the model truncated at ``n_members`` evenly spaced rounds of the
+          second half of its kept rounds (Malinin et al. 2021; 0 for a model that kept no
+          rounds).  They differ only where the later trees still move the prediction, which
+          on small data (a few dozen rounds) need not be where the model saw few rows.
 
         Parameters
         ----------
         X : array_like or DataFrame of shape (n, p)
         n_members : int, default=10
+            Members of the virtual ensemble.
+        members : {"auto", "folds", "virtual"}, default="auto"
+            "auto": the fold models when the fit has them, else the virtual ensemble.
 
         Returns
         -------
@@ -395,17 +409,28 @@ feature_names_in_ : ndarray of str
             Columns ``aleatoric``, ``epistemic``, ``total``; the index of X when X is a
             DataFrame.
         """
-        from .uncertainty import uncertainty_frame, virtual_ensemble
+        from .uncertainty import fold_ensemble, uncertainty_frame, virtual_ensemble
 
         check_is_fitted(self)
-        if getattr(self.family_, "multivariate", False) or getattr(self.family_,
-                                                                    "classification", False):
+        if not _scalar_regression(self.family_):
             raise ValueError(
                 f"predict_uncertainty needs a scalar regression family; family "
                 f"{self.family_.name!r} has no scalar mean and variance.")
         if not (isinstance(n_members, int | np.integer) and n_members >= 2):
             raise ValueError(f"n_members must be an integer >= 2, got {n_members!r}.")
-        means, variances = virtual_ensemble(self, X, int(n_members))
+        if members not in ("auto", "folds", "virtual"):
+            raise ValueError(f"members must be 'auto', 'folds' or 'virtual', got {members!r}.")
+        folds = getattr(self, "cv_members_", None)  # absent from models saved before it
+        if members == "folds" and folds is None:
+            raise ValueError(
+                f"members='folds' needs the fold models of a fit that chose its rounds by "
+                f"cross-validation (early_stopping='cv', or 'auto' below 1,000 rows); this "
+                f"model's validation rows came from {self.early_stopping_!r}. Use "
+                f"members='virtual', or refit with early_stopping='cv'.")
+        if folds is not None and members != "virtual":
+            means, variances = fold_ensemble(self, X)
+        else:
+            means, variances = virtual_ensemble(self, X, int(n_members))
         return uncertainty_frame(means, variances,
                                  X.index if isinstance(X, pd.DataFrame) else None)
 
@@ -458,6 +483,8 @@ feature_names_in_ : ndarray of str
         state["linear_start_"] = None if linear is None else linear.to_dict()
         location = getattr(self, "location_start_", None)
         state["location_start_"] = None if location is None else location.to_dict()
+        members = getattr(self, "cv_members_", None)
+        state["cv_members_"] = None if members is None else [m.to_dict() for m in members]
         return state
 
     def _set_state(self, state: dict) -> None:
@@ -478,6 +505,9 @@ feature_names_in_ : ndarray of str
         self.linear_start_ = None if linear is None else LinearStart.from_dict(linear)
         location = state.get("location_start_")  # absent from models saved before it
         self.location_start_ = None if location is None else LocationStart.from_dict(location)
+        members = state.get("cv_members_")  # absent from models saved before it
+        self.cv_members_ = None if members is None else [FoldMember.from_dict(m)
+                                                         for m in members]
 
     def __sklearn_is_fitted__(self) -> bool:
         """Fitted once a fit has succeeded (the trees exist): a fit that raised leaves no
@@ -488,3 +518,9 @@ feature_names_in_ : ndarray of str
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
         return tags
+
+
+def _scalar_regression(family) -> bool:
+    """Whether the family has a scalar mean and variance (not a vector or class law)."""
+    return not (getattr(family, "multivariate", False)
+                or getattr(family, "classification", False))

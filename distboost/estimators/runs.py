@@ -55,6 +55,9 @@ class Run:
     linear: LinearStart | None = None
     sizes: tuple[int, int] = (0, 0)
     location: LocationStart | None = None
+    #: A cross-validated fit's fold runs at the kept round: ``predict_uncertainty``'s
+    #: members.
+    members: list[Run] | None = None
 
     def offset(self, X) -> np.ndarray | float:
         """The starts' per-row part of the raw scores on the rows X: (n, K) or 0.0."""
@@ -360,6 +363,9 @@ class FitRuns:
             data = {"y": torch.as_tensor(np.require(y, requirements="W"))}
             final.shift, _ = best_dispersion_shift(final.objective.loss, oof, data,
                                                    sample_weight, column)
+        for run in runs:  # the members: each fold model at the refit's rounds
+            keep_rounds(run.ensemble, best, per_output=output_rounds is not None)
+        final.members = runs
         return final
 
 
@@ -394,6 +400,21 @@ def _mean_loss(loss, raw, data, weight) -> float:
     with torch.no_grad():
         per_row = loss(torch.as_tensor(raw, dtype=torch.float64), data).numpy()
     return float(np.average(per_row, weights=weight))
+
+
+def keep_rounds(ensemble: FittedEnsemble, best: int, per_output: bool) -> None:
+    """Keep a fold model's rounds as the refit after cross-validation keeps its own: the
+    chosen joint round ``best`` for every output, or, under per-parameter stopping
+    (``per_output``), ``best`` plus the rounds each output of this fold gained beyond the
+    fold's joint best round (:func:`~distboost.estimators.rounds.cv_output_rounds` for one
+    fold); capped at the rounds the fold ran."""
+    kept = ensemble.best_iterations_
+    if per_output and kept is not None:
+        ensemble.set_rounds(np.minimum(best + kept - kept.min(), ensemble.n_iter_))
+    elif kept is not None:
+        ensemble.set_rounds(np.minimum(kept, best))
+    else:
+        ensemble.best_iteration_ = min(int(best), ensemble.n_iter_)
 
 
 def class_strata(family, y, validation_fraction):

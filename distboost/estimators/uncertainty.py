@@ -10,18 +10,80 @@ later trees change little and disagree where they keep reshaping the prediction.
 epistemic variance is the variance of the members' means, the aleatoric one the mean of their
 variances, and their sum the law of total variance of the members' equal mixture.
 
+A fit that chose its rounds by cross-validation (fewer than 1,000 rows under the default
+``early_stopping="auto"``) has trained ``K`` fold models on different rows anyway: kept as
+:class:`FoldMember` objects they are a real ensemble at no extra fit cost, whose members
+disagree where the data do not pin the mean down (a bootstrap-like ensemble, Lakshminarayanan
+et al. 2017), which a short trajectory on small data does not show.
+
 References
 ----------
 Malinin, A., Prokhorenkova, L. & Ustimenko, A. (2021). Uncertainty in gradient boosting via
 ensembles. ICLR 2021.
+
+Lakshminarayanan, B., Pritzel, A. & Blundell, C. (2017). Simple and scalable predictive
+uncertainty estimation using deep ensembles. NeurIPS 2017.
 """
 
 from __future__ import annotations
 
+import copy
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
-__all__ = ["member_rounds", "uncertainty_frame", "virtual_ensemble"]
+from ..boosting.engine import FittedEnsemble
+from .linear_start import LinearStart
+from .location_start import LocationStart
+
+__all__ = ["FoldMember", "fold_ensemble", "member_rounds", "uncertainty_frame",
+           "virtual_ensemble"]
+
+
+@dataclass
+class FoldMember:
+    """One cross-validation fold's model at the fit's kept round: its trees, its starts and
+    its raw floor (the features, dispersion shift and family are the estimator's)."""
+
+    ensemble: FittedEnsemble
+    linear: LinearStart | None
+    location: LocationStart | None
+    raw_floor: np.ndarray
+
+    @classmethod
+    def from_run(cls, run) -> FoldMember:
+        """The member of a fold's :class:`~distboost.estimators.runs.Run`."""
+        return cls(run.ensemble, run.linear, run.location,
+                   np.asarray(run.objective.raw_floor, dtype=np.float64))
+
+    def to_dict(self) -> dict:
+        """JSON values (for :mod:`distboost.persistence`)."""
+        return {"ensemble": self.ensemble.to_dict(),
+                "linear": None if self.linear is None else self.linear.to_dict(),
+                "location": None if self.location is None else self.location.to_dict(),
+                "raw_floor": [v if np.isfinite(v) else None for v in self.raw_floor]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> FoldMember:
+        """Rebuild from :meth:`to_dict` output."""
+        return cls(FittedEnsemble.from_dict(d["ensemble"]),
+                   None if d["linear"] is None else LinearStart.from_dict(d["linear"]),
+                   None if d["location"] is None else LocationStart.from_dict(d["location"]),
+                   np.array([-np.inf if v is None else v for v in d["raw_floor"]]))
+
+    def model(self, estimator):
+        """A shallow copy of the fitted ``estimator`` that predicts with this member."""
+        out = copy.copy(estimator)
+        out.ensemble_, out.linear_start_ = self.ensemble, self.linear
+        out.location_start_, out.raw_floor_ = self.location, self.raw_floor
+        return out
+
+
+def fold_ensemble(model, X) -> tuple[np.ndarray, np.ndarray]:
+    """Each fold member's predictive mean and variance, two ndarrays of shape (K, n)."""
+    dists = [member.model(model).predict_dist(X) for member in model.cv_members_]
+    return np.stack([d.mean for d in dists]), np.stack([d.variance for d in dists])
 
 
 def member_rounds(best_iteration: int, n_members: int) -> list[int]:
