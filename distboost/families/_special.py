@@ -329,7 +329,8 @@ NB_QUADRATURE_NODES = 48
 NB_POISSON_LIMIT = 1e4
 
 
-def nb_information(r: torch.Tensor, odds: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def nb_information(r: torch.Tensor, odds: torch.Tensor,
+                   nodes: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Expected information about ``total_count`` ``r`` of ``Y ~ NegativeBinomial(r, p)``.
 
     Returns ``I_rr = E[psi'(r) - psi'(r + Y)]``, the information at fixed ``probs``
@@ -359,6 +360,8 @@ def nb_information(r: torch.Tensor, odds: torch.Tensor) -> tuple[torch.Tensor, t
     ----------
     r, odds : Tensor of shape (n,)
         Positive ``total_count`` and ``probs / (1 - probs)`` (the mean over ``r``).
+    nodes : int, optional
+        Quadrature nodes (default :data:`NB_QUADRATURE_NODES`).
 
     Returns
     -------
@@ -373,14 +376,15 @@ def nb_information(r: torch.Tensor, odds: torch.Tensor) -> tuple[torch.Tensor, t
         rc, oc, mc = r[:, None], odds[:, None], mean[:, None]
         lo = torch.log(1e-4 * torch.minimum(1.0 / rc, 1.0 / mc).clamp(max=1.0))
         hi = torch.maximum(torch.log(30.0 / rc), lo + 1.0)
-        grid = torch.linspace(0.0, 1.0, NB_QUADRATURE_NODES, dtype=r.dtype)
+        nodes = NB_QUADRATURE_NODES if nodes is None else int(nodes)
+        grid = torch.linspace(0.0, 1.0, nodes, dtype=r.dtype)
         t = torch.exp(lo + (hi - lo) * grid)
         u = -torch.expm1(-t)  # 1 - e^{-t}
         pgf_gap = -torch.expm1(-rc * torch.log1p(oc * u))  # 1 - E[e^{-tY}]
         f = torch.exp(-rc * t) * ((t / u) * pgf_gap + torch.expm1(-mc * t)) * t  # dt = t dlog t
         f[:, 0] *= 0.5
         f[:, -1] *= 0.5
-        quad = f.sum(dim=1) * (hi - lo)[:, 0] / (NB_QUADRATURE_NODES - 1)
+        quad = f.sum(dim=1) * (hi - lo)[:, 0] / (nodes - 1)
         k = 2.0 * mean + 1.0
         limit = mean * mean / (2.0 * r**4) * (1.0 - k / r)
         orth = torch.where(r >= NB_POISSON_LIMIT * k, limit, quad).clamp_min(0.0)

@@ -24,6 +24,7 @@ import torch.distributions as D
 from ..links import RAW_BOUND
 from . import crps as _crps
 from . import scores as _scores
+from ._nb_table import nb_orth_information
 from ._special import lgamma_ratio, nb_information
 from ._stats import scipy_elementwise, weighted_mean_var
 from .base import Family, info_matrix
@@ -154,13 +155,15 @@ class NegativeBinomial(Family):
         ``p -> 1``).  ``r p`` is ``r`` times the mean over ``r + mean``; ``A``, the
         information about ``log r`` at a fixed mean, is computed directly, so the matrix is
         positive semi-definite even in the Poisson limit, where ``A`` is about
-        ``mean^2 / (2 r^2)``, far below ``r p``.  Other links take the general path."""
+        ``mean^2 / (2 r^2)``, far below ``r p``; it is read from a lazily filled table of
+        the quadrature (:func:`~distboost.families._nb_table.nb_orth_information`, 8 x
+        cheaper per row).  Other links take the general path."""
         if not self._default_links():
             return super().fisher_information(raw)
         a = raw[:, 0].clamp(-RAW_BOUND, RAW_BOUND)
         b = raw[:, 1].clamp(-RAW_BOUND, _MAX_LOGIT)
         r = torch.exp(a)
-        _, orth = nb_information(r, torch.exp(b))
+        orth = nb_orth_information(r, torch.exp(b))
         rp = r * torch.sigmoid(b)
         return info_matrix([[r * r * orth + rp, rp], [rp, rp]])
 
