@@ -25,7 +25,7 @@ from ..links import RAW_BOUND
 from . import crps as _crps
 from . import scores as _scores
 from ._nb_table import nb_orth_information
-from ._special import lgamma_ratio, nb_information
+from ._special import lgamma_ratio
 from ._stats import scipy_elementwise, weighted_mean_var
 from .base import Family, info_matrix
 from .registry import register
@@ -140,17 +140,22 @@ class NegativeBinomial(Family):
 
     def fisher_natural(self, params):
         """Expected information of ``(total_count r, probs p)`` (Lawless 1987, sec. 2):
-        ``I_rr = E[psi'(r) - psi'(r + Y)]`` (:func:`nb_information`),
+        ``I_rr = E[psi'(r) - psi'(r + Y)]``
+        (:func:`~distboost.families._special.nb_information`; its part at a fixed mean
+        from the table of :func:`~distboost.families._nb_table.nb_orth_information`),
         ``I_rp = 1 / (1 - p)``, ``I_pp = r / (p (1 - p)^2)``."""
         r, p = params["total_count"], params["probs"]
-        i_rr, _ = nb_information(r, p / (1.0 - p))
+        odds = p / (1.0 - p)
+        # I_rr = I_rr|mean + p / r (nb_information), I_rr|mean from the table.
+        i_rr = nb_orth_information(r, odds) + odds / (r * (1.0 + odds))
         i_rp = 1.0 / (1.0 - p)
         i_pp = r / (p * (1.0 - p) ** 2)
         return info_matrix([[i_rr, i_rp], [i_rp, i_pp]])
 
     def fisher_information(self, raw):
         """On the raw scale with the default links (exp, sigmoid): ``[[A + r p, r p],
-        [r p, r p]]`` with ``A = r^2 I_rr|mean`` (:func:`nb_information`), the chain rule of
+        [r p, r p]]`` with ``A = r^2 I_rr|mean``
+        (:func:`~distboost.families._special.nb_information`), the chain rule of
         :meth:`fisher_natural` in closed form (no ``1 / (1 - p)``, which overflows as
         ``p -> 1``).  ``r p`` is ``r`` times the mean over ``r + mean``; ``A``, the
         information about ``log r`` at a fixed mean, is computed directly, so the matrix is
