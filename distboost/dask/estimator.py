@@ -35,7 +35,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import families as _families
 from .._validation import check_eval_set, check_target, int_seed
-from ..boosting.engine import MAX_HALVINGS, FittedEnsemble
+from ..boosting.engine import MAX_HALVINGS
+from ..boosting.ensemble import FittedEnsemble
 from ..boosting.xgboost_backend import XGBoostModel, xgb_params
 from ..estimators import DistributionalRegressor
 from ..estimators.auto import is_auto

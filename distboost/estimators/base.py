@@ -39,7 +39,7 @@ from .._validation import (
     int_seed,
 )
 from ..boosting import fit_threads
-from ..boosting.engine import FittedEnsemble
+from ..boosting.ensemble import FittedEnsemble
 from ..objective import FamilyObjective, dispersion_columns
 from ..predictive import Predictive, quantile_columns
 from .calibration import apply_shift

@@ -21,7 +21,7 @@ from sklearn.model_selection import train_test_split
 
 from .._validation import check_consistent_rows, check_sample_weight, check_X, take_rows
 from ..boosting import fit_boosting
-from ..boosting.engine import FittedEnsemble
+from ..boosting.ensemble import FittedEnsemble
 from ..objective import FamilyObjective, slope_mask
 from .calibration import DispersionSearch, apply_shift, best_dispersion_shift
 from .linear_start import LinearStart, choose_linear_start, fit_linear_start

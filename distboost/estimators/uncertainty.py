@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..boosting.engine import FittedEnsemble
+from ..boosting.ensemble import FittedEnsemble
 from .linear_start import LinearStart
 from .location_start import LocationStart
 

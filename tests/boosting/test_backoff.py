@@ -266,3 +266,35 @@ def test_natural_trees_pointing_uphill_are_regrown_from_the_diagonal_fisher_step
     assert after < fe.evals_result_["train"]["loss"][0]
     # The regrown round is the diagonal Fisher step's round (same trees, same rate).
     np.testing.assert_allclose(fe.predict_raw(X), run("fisher").predict_raw(X), rtol=1e-9)
+
+
+def test_after_three_uphill_rounds_in_a_row_the_diagonal_step_grows_every_round():
+    """With a coupling that makes every natural round point uphill (here: learning rate
+    0.1), each round was grown twice (the natural trees, their line search, then the
+    diagonal Fisher step's).  After STICKY_FALLBACKS such rounds in a row, the later rounds
+    are grown from the diagonal step directly: the same model as step="fisher", and no more
+    loss evaluations per round than it."""
+    from distboost.boosting.engine import STICKY_FALLBACKS
+
+    X, data = uphill_problem()
+    calls = {"n": 0}
+
+    def loss(raw, d):
+        calls["n"] += 1
+        return two_output_squared(raw, d)
+
+    def run(step, rounds):
+        calls["n"] = 0
+        fe = fit_boosting(loss, [0.0, 0.0], X, data, fisher=mixed_fisher,
+                          params=params("lightgbm", n_estimators=rounds, learning_rate=0.1,
+                                        step=step))
+        return fe, calls["n"]
+
+    natural, n_natural = run("natural", 8)
+    fisher, n_fisher = run("fisher", 8)
+    assert natural.fallback_rounds_ == list(range(1, 9))
+    np.testing.assert_allclose(natural.predict_raw(X), fisher.predict_raw(X), rtol=1e-9)
+    _, n_first = run("natural", STICKY_FALLBACKS)
+    _, n_first_fisher = run("fisher", STICKY_FALLBACKS)
+    # Beyond the first rounds' extra work, one evaluation to switch, then none.
+    assert n_natural - n_fisher <= n_first - n_first_fisher + 1
