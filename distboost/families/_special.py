@@ -35,6 +35,7 @@ And two pieces of the negative binomial likelihood that a direct formula gets wr
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 import scipy.special as sc
@@ -257,6 +258,43 @@ def _stirling_tail(x: torch.Tensor) -> torch.Tensor:
     inv = 1.0 / x
     inv2 = inv * inv
     return inv * (1.0 / 12.0 - inv2 * (1.0 / 360.0 - inv2 / 1260.0))
+
+
+#: The last few ``log y!`` computed, as ``(weak reference to y, y._version, log y!)``.
+_LOG_FACTORIALS: list = []
+
+
+def log_factorial(y: torch.Tensor) -> torch.Tensor:
+    """``lgamma(y + 1)``, remembered for the last few targets: the count families' NLL adds
+    it on every evaluation, and a fit evaluates the same ``y`` (its training and validation
+    rows) every round.  An entry holds ``y`` weakly (it goes when ``y`` goes) and is used
+    only for the same tensor object unchanged since (``Tensor._version``); the value carries
+    no gradient (``y`` is data).
+
+    Parameters
+    ----------
+    y : Tensor of shape (n,)
+
+    Returns
+    -------
+    Tensor of shape (n,)
+    """
+    for ref, version, value in tuple(_LOG_FACTORIALS):
+        if ref() is y and version == y._version:
+            return value
+    with torch.no_grad():
+        value = torch.lgamma(y + 1.0)
+    try:
+        entry = (weakref.ref(y, _forget), y._version, value)
+    except TypeError:  # not a tensor that can be referenced weakly: nothing to remember
+        return value
+    _LOG_FACTORIALS[:] = [e for e in _LOG_FACTORIALS[-3:] if e[0]() is not None] + [entry]
+    return value
+
+
+def _forget(ref) -> None:
+    """Drop the entry of a target that no longer exists (its values go with it)."""
+    _LOG_FACTORIALS[:] = [e for e in _LOG_FACTORIALS if e[0] is not ref]
 
 
 def lgamma_ratio(r: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

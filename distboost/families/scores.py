@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 
 from ..links import RAW_BOUND
-from ._special import STIRLING_MIN, lgamma_ratio
+from ._special import STIRLING_MIN, lgamma_ratio, log_factorial
 from .information import raw_information
 
 __all__ = ["below_floor", "chain_rule", "floored", "link_value_and_derivative",
@@ -307,7 +307,7 @@ def bernoulli(y, logits):
 # ---------------------------------------------------------------------------- counts
 def poisson(y, rate):
     """``nll = b - y log b + lgamma(y + 1)`` (``0 log b = 0``): ``d/db = 1 - y / b``."""
-    return rate - torch.xlogy(y, rate) + torch.lgamma(y + 1.0), (1.0 - y / rate,)
+    return rate - torch.xlogy(y, rate) + log_factorial(y), (1.0 - y / rate,)
 
 
 def negative_binomial(y, r, p):
@@ -319,7 +319,7 @@ def negative_binomial(y, r, p):
     pc = p.clamp(tiny, 1.0 - _EPS)
     logits = torch.log(pc) - torch.log1p(-pc)
     ls_neg = F.logsigmoid(-logits)
-    nll = -(lgamma_ratio(r, y) - torch.lgamma(y + 1.0) + r * ls_neg + y * F.logsigmoid(logits))
+    nll = -(lgamma_ratio(r, y) - log_factorial(y) + r * ls_neg + y * F.logsigmoid(logits))
     d_p = (r * torch.sigmoid(logits) - y * torch.sigmoid(-logits)) / (pc * (1.0 - pc))
     d_p = torch.where((p >= tiny) & (p <= 1.0 - _EPS), d_p, 0.0)
     return nll, (-(lgamma_ratio_dr(r, y) + ls_neg), d_p)
@@ -340,7 +340,7 @@ def negative_binomial_raw(raw: torch.Tensor, y: torch.Tensor, max_logit: float):
     r = torch.exp(a.clamp(-RAW_BOUND, RAW_BOUND))
     bc = b.clamp(-RAW_BOUND, max_logit)
     ls_neg = F.logsigmoid(-bc)
-    nll = -(lgamma_ratio(r, y) - torch.lgamma(y + 1.0) + r * ls_neg + y * F.logsigmoid(bc))
+    nll = -(lgamma_ratio(r, y) - log_factorial(y) + r * ls_neg + y * F.logsigmoid(bc))
     g_a = torch.where(_inside(a), -r * (lgamma_ratio_dr(r, y) + ls_neg), 0.0)
     g_b = torch.where(_inside(b, max_logit),
                       r * torch.sigmoid(bc) - y * torch.sigmoid(-bc), 0.0)

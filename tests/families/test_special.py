@@ -206,3 +206,23 @@ def test_stdtr_values_match_scipy():
     df = torch.tensor([1.5, 4.0, 30.0], dtype=torch.float64)
     t = torch.tensor([-2.0, 0.3, 1.7], dtype=torch.float64)
     np.testing.assert_array_equal(stdtr_ad(df, t).numpy(), sc.stdtr(df.numpy(), t.numpy()))
+
+
+def test_log_factorial_is_remembered_per_target_and_never_stale():
+    import gc
+
+    from distboost.families import _special
+
+    y = torch.tensor([0.0, 1.0, 5.0, 30.0], dtype=torch.float64)
+    first = _special.log_factorial(y)
+    torch.testing.assert_close(first, torch.lgamma(y + 1.0), rtol=0.0, atol=0.0)
+    assert _special.log_factorial(y) is first  # the same target: remembered
+    same_values = y.clone()
+    assert _special.log_factorial(same_values) is not first  # another tensor: its own
+    y[0] = 3.0  # changed in place: computed again
+    torch.testing.assert_close(_special.log_factorial(y), torch.lgamma(y + 1.0), rtol=0.0,
+                               atol=0.0)
+    n_before = len(_special._LOG_FACTORIALS)
+    del y, same_values
+    gc.collect()
+    assert len(_special._LOG_FACTORIALS) < n_before  # gone with their targets
