@@ -144,6 +144,9 @@ OPTIONS: dict[str, Option] = {
         "by more than one standard error (:mod:`distboost.estimators.linear_start`).  "
         "Its numeric columns are clipped to their training range, so that it does not "
         "extrapolate (constant outside, as the trees).  "
+        "True: the same choice, asked for explicitly: an error where it cannot apply "
+        "(with ``monotone_constraints`` or ``param_options`` 'features', where \"auto\" "
+        "takes the constant start) or with ``location_start=\"gbm\"``.  "
         "False: always the constant start (the weighted marginal MLE)."),
     "location_start": Option(
         None, [StrOptions({"auto", "gbm"}), dict, None], '{"auto", "gbm"}, dict or None',
