@@ -133,6 +133,9 @@ UPHILL_RATIO = 0.3
 #: later round is grown from the diagonal step directly (the natural trees keep pointing
 #: uphill once the fit nears its optimum; trying them first cost 3 trees a round).
 STICKY_FALLBACKS = 3
+#: While the diagonal step grows every round, the natural step is tried again every this
+#: many rounds (and kept if its trees descend).
+STICKY_RETRY = 10
 
 
 class _NoDescent(Exception):
@@ -180,7 +183,8 @@ def fit_boosting(
     halves with the step, :data:`UPHILL_RATIO`) is regrown from the diagonal Fisher step, a
     descent direction to first order, before training stops (``fallback_rounds_``).  After
     :data:`STICKY_FALLBACKS` such rounds in a row, the later rounds are grown from the
-    diagonal Fisher step directly (listed in ``fallback_rounds_`` too).
+    diagonal Fisher step directly (listed in ``fallback_rounds_`` too), but for one natural
+    try every :data:`STICKY_RETRY` rounds, kept when it descends.
 
     The criterion is the full training loss, also under ``subsample`` < 1 (a tree grown on
     a bag is judged on every row).  With ``clip_gradients`` the trees deliberately do not
@@ -269,7 +273,8 @@ def fit_boosting(
     scales: list[float] = []
     fallback_rounds: list[int] = []  # natural rounds regrown from the diagonal Fisher step
     fisher_step = None
-    active = step  # the diagonal Fisher step once the natural one has fallen back for good
+    active = step  # the diagonal Fisher step once the natural one keeps falling back
+    since = 0  # the round from which the diagonal step grows every round
     t0 = time.perf_counter()
 
     # (value, pair, error) at the start values.
@@ -284,6 +289,10 @@ def fit_boosting(
         it += 1
         before = value
         train_curve.append(before)  # loss before this round's trees
+        if active is not step and (it - since) % STICKY_RETRY == 0:
+            retry = _evaluate(step, backend, True)[1]  # the natural step, tried again
+            if retry is not None:
+                active, pair = step, retry
         active.pin(pair)  # the line search's evaluations must not overwrite it
         if fixed is not None:
             backend.frozen[:] = it > fixed
@@ -301,6 +310,8 @@ def fit_boosting(
             value, pair, error, scale = search(uphill_exit=natural)
             if active is not step:
                 fallback_rounds.append(it)
+            elif natural:
+                since = 0  # the natural step descends (again): three fallbacks to switch
         except _NoDescent as err:
             failure, grown = err, True
             if natural:
@@ -324,12 +335,15 @@ def fit_boosting(
                         value, pair, error, scale = search(uphill_exit=False)
                         failure = None
                         fallback_rounds.append(it)
-                        if with_derivatives and fallback_rounds[-STICKY_FALLBACKS:] == list(
-                                range(it - STICKY_FALLBACKS + 1, it + 1)):
-                            # From now on the diagonal step grows every round.
-                            _, diagonal, _ = _evaluate(fisher_step, backend, True)
-                            if diagonal is not None:
-                                active, pair = fisher_step, diagonal
+                        if since and it - since >= STICKY_RETRY or fallback_rounds[
+                                -STICKY_FALLBACKS:] == list(range(it - STICKY_FALLBACKS + 1,
+                                                                  it + 1)):
+                            # A failed retry, or the third fallback in a row: from now on
+                            # the diagonal step grows every round.
+                            diagonal = (None if pair is None
+                                        else _evaluate(fisher_step, backend, True)[1])
+                            if pair is None or diagonal is not None:
+                                active, pair, since = fisher_step, diagonal, it
                     except _NoDescent as err2:
                         failure = err2
             if failure is not None:

@@ -298,3 +298,33 @@ def test_after_three_uphill_rounds_in_a_row_the_diagonal_step_grows_every_round(
     _, n_first_fisher = run("fisher", STICKY_FALLBACKS)
     # Beyond the first rounds' extra work, one evaluation to switch, then none.
     assert n_natural - n_fisher <= n_first - n_first_fisher + 1
+
+
+def test_the_natural_step_is_tried_again_and_kept_once_it_descends():
+    """The coupling that sends the natural trees uphill is switched off after round 5 (by
+    the callback): the diagonal step grows rounds 4 to 12 after the three fallbacks, the
+    natural step is tried again at round 13 (STICKY_RETRY rounds after the switch), descends,
+    and grows every later round."""
+    from distboost.boosting.engine import STICKY_FALLBACKS, STICKY_RETRY
+
+    X, data = uphill_problem()
+    coupled = {"on": True}
+
+    def fisher(raw, d):
+        if coupled["on"]:
+            return mixed_fisher(raw, d)
+        return torch.eye(2, dtype=torch.float64).expand(raw.shape[0], 2, 2).clone()
+
+    def callback(it, raw):
+        coupled["on"] = it < 5
+        return False
+
+    fe = fit_boosting(two_output_squared, [0.0, 0.0], X, data, fisher=fisher,
+                      callback=callback,
+                      params=params("lightgbm", n_estimators=20, learning_rate=0.1,
+                                    step="natural"))
+    switch = STICKY_FALLBACKS
+    assert fe.fallback_rounds_ == list(range(1, switch + STICKY_RETRY))
+    assert fe.n_iter_ == 20 and fe.stopped_reason == "n_estimators"
+    train = fe.evals_result_["train"]["loss"]
+    assert all(b <= a + 1e-12 for a, b in zip(train, train[1:], strict=False))
