@@ -184,7 +184,7 @@ def fit_boosting(
     descent direction to first order, before training stops (``fallback_rounds_``).  After
     :data:`STICKY_FALLBACKS` such rounds in a row, the later rounds are grown from the
     diagonal Fisher step directly (listed in ``fallback_rounds_`` too), but for one natural
-    try every :data:`STICKY_RETRY` rounds, kept when it descends.
+    try every :data:`STICKY_RETRY` rounds, kept until one of its rounds falls back again.
 
     The criterion is the full training loss, also under ``subsample`` < 1 (a tree grown on
     a bag is judged on every row).  With ``clip_gradients`` the trees deliberately do not
@@ -310,8 +310,6 @@ def fit_boosting(
             value, pair, error, scale = search(uphill_exit=natural)
             if active is not step:
                 fallback_rounds.append(it)
-            elif natural:
-                since = 0  # the natural step descends (again): three fallbacks to switch
         except _NoDescent as err:
             failure, grown = err, True
             if natural:
@@ -338,8 +336,9 @@ def fit_boosting(
                         if since and it - since >= STICKY_RETRY or fallback_rounds[
                                 -STICKY_FALLBACKS:] == list(range(it - STICKY_FALLBACKS + 1,
                                                                   it + 1)):
-                            # A failed retry, or the third fallback in a row: from now on
-                            # the diagonal step grows every round.
+                            # The third fallback in a row, or any after the switch (the
+                            # natural step was tried again): from now on the diagonal step
+                            # grows every round.
                             diagonal = (None if pair is None
                                         else _evaluate(fisher_step, backend, True)[1])
                             if pair is None or diagonal is not None:
