@@ -20,7 +20,7 @@ import threading
 
 import torch
 
-from ._special import NB_POISSON_LIMIT, nb_information
+from ._special import NB_POISSON_LIMIT, nb_information, nb_poisson_limit
 
 __all__ = ["nb_orth_information", "LOG_R", "LOG_MEAN", "STEP"]
 
@@ -125,18 +125,17 @@ def nb_orth_information(r: torch.Tensor, odds: torch.Tensor,
         r = r.detach().to(torch.float64)
         odds = odds.detach().to(torch.float64)
         mean = r * odds
-        k = 2.0 * mean + 1.0
         x = (torch.log(r) - LOG_R[0]) / STEP
         y = (torch.log(mean) - LOG_MEAN[0]) / STEP
         inside = ((x >= 1.0) & (x < grid.shape[0] - 2.0) & (y >= 1.0)
                   & (y < grid.shape[1] - 2.0))
-        todo = r < NB_POISSON_LIMIT * k
+        todo = r < NB_POISSON_LIMIT * (2.0 * mean + 1.0)
         table = todo & inside
         if bool(table.all()):  # the usual case: no row outside the table or in the limit
             i, j = x.floor().long(), y.floor().long()
             grid.fill(i, j)
             return _interpolate(grid, i, j, x - i, y - j)
-        out = (mean * mean / (2.0 * r**4) * (1.0 - k / r)).clamp_min(0.0)
+        out = nb_poisson_limit(r, mean).clamp_min(0.0)
         if table.any():
             xt, yt = x[table], y[table]
             i, j = xt.floor().long(), yt.floor().long()

@@ -367,6 +367,12 @@ NB_QUADRATURE_NODES = 48
 NB_POISSON_LIMIT = 1e4
 
 
+def nb_poisson_limit(r: torch.Tensor, mean: torch.Tensor) -> torch.Tensor:
+    """``I_rr|mean`` in the Poisson limit (``r >= NB_POISSON_LIMIT (2 mean + 1)``): the
+    expansion ``mean^2 / (2 r^4) (1 - (2 mean + 1) / r)`` of :func:`nb_information`."""
+    return mean * mean / (2.0 * r**4) * (1.0 - (2.0 * mean + 1.0) / r)
+
+
 def nb_information(r: torch.Tensor, odds: torch.Tensor,
                    nodes: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Expected information about ``total_count`` ``r`` of ``Y ~ NegativeBinomial(r, p)``.
@@ -423,7 +429,6 @@ def nb_information(r: torch.Tensor, odds: torch.Tensor,
         f[:, 0] *= 0.5
         f[:, -1] *= 0.5
         quad = f.sum(dim=1) * (hi - lo)[:, 0] / (nodes - 1)
-        k = 2.0 * mean + 1.0
-        limit = mean * mean / (2.0 * r**4) * (1.0 - k / r)
-        orth = torch.where(r >= NB_POISSON_LIMIT * k, limit, quad).clamp_min(0.0)
+        in_limit = r >= NB_POISSON_LIMIT * (2.0 * mean + 1.0)
+        orth = torch.where(in_limit, nb_poisson_limit(r, mean), quad).clamp_min(0.0)
         return orth + p_over_r, orth
