@@ -2,7 +2,8 @@
 
 ``I(eta) = E_{y ~ p(.|eta)}[ s s^T ]`` with the score ``s = d log p(y | eta) / d eta``.  When a
 family gives no closed form (:meth:`Family.fisher_information` returns None; among the built-in
-families only the truncated ones), the expectation is the integral over the quantile level
+families the truncated ones other than the truncated Normal), the expectation is the integral
+over the quantile level
 
     I(eta) = int_0^1 s(F^{-1}(u | eta)) s(F^{-1}(u | eta))^T du,
 

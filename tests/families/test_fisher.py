@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -131,9 +133,11 @@ def _truncated_raw(fam, n, seed):
 
 
 @pytest.mark.parametrize("case_id", TRUNCATED)
-def test_truncated_families_use_the_quadrature_and_it_matches_monte_carlo(case_id):
+def test_truncated_families_information_matches_monte_carlo(case_id):
     fam = TRUNCATED[case_id]()
-    assert fam.fisher_information(torch.zeros((1, fam.n_params), dtype=torch.float64)) is None
+    closed = fam.fisher_information(torch.zeros((1, fam.n_params), dtype=torch.float64))
+    # The truncated Normal has a closed form; the other inner families use the quadrature.
+    assert (closed is not None) == (fam.inner.name == "normal")
     raw = _truncated_raw(fam, 3, seed=1)
     quad = make_fisher_fn(fam)(raw, {})
     mc = fisher_monte_carlo(fam, raw, m=200_000, seed=3)
@@ -166,8 +170,50 @@ def test_quadrature_is_per_row_pure(case_id):
         torch.testing.assert_close(fisher(raw[rows], {}), full[rows], rtol=1e-14, atol=0.0)
 
 
+TRUNCATED_NORMAL = {"low": {"low": 0.0}, "high": {"high": 1.0},
+                    "both": {"low": -0.5, "high": 2.0}, "narrow": {"low": 0.0, "high": 0.05}}
+
+
+@pytest.mark.parametrize("ends", TRUNCATED_NORMAL)
+def test_truncated_normal_closed_form_equals_the_quadrature(ends):
+    fam = Truncated("normal", **TRUNCATED_NORMAL[ends])
+    rng = np.random.default_rng(5)
+    raw = torch.as_tensor(np.c_[rng.uniform(-2, 2, 60), rng.uniform(-0.7, 0.7, 60)])
+    closed = fam.fisher_information(raw)
+    quad = fisher_quadrature(fam, raw, m=1000)
+    assert _relative_gap(closed, quad) < 1e-8
+    assert fam.fisher_natural(fam.params_from_raw(raw)).shape == (60, 2, 2)
+
+
+def test_truncated_normal_far_in_a_tail_keeps_a_finite_positive_information():
+    """An end up to 1e6 scales above the mean: the moments' differences cancel from about 10
+    scales on, where the edge quadrature takes over; it agrees with the closed form where
+    both hold and with the exponential limit (Var z ~ 1 / a^2, Cov(z, z^2) ~ 2 / a, Var z^2
+    ~ 4) far out."""
+    from distboost.families.truncated import _edge_moments
+
+    a = torch.tensor([-2.0, 0.0, 3.0, 5.0, 8.0], dtype=torch.float64)
+    fam = Truncated("normal", low=0.0)
+    closed = fam.fisher_information(torch.stack([-a, torch.zeros_like(a)], dim=1))
+    edge = _edge_moments(a, torch.full_like(a, math.inf))
+    np.testing.assert_allclose(closed[:, 0, 0], edge[0], rtol=1e-9)
+    np.testing.assert_allclose(closed[:, 0, 1], edge[1], rtol=1e-9)
+    np.testing.assert_allclose(closed[:, 1, 1], edge[2], rtol=1e-9)
+    far = torch.tensor([200.0, 1e4, 1e6], dtype=torch.float64)
+    info = fam.fisher_information(torch.stack([-far, torch.zeros_like(far)], dim=1))
+    assert torch.isfinite(info).all() and (torch.linalg.eigvalsh(info) > 0).all()
+    np.testing.assert_allclose(info[:, 0, 0] * far**2, 1.0, rtol=1e-3)
+    np.testing.assert_allclose(info[:, 0, 1] * far / 2.0, 1.0, rtol=1e-3)
+    np.testing.assert_allclose(info[:, 1, 1], 4.0, rtol=1e-3)
+    # The mirror image: an upper end far below the mean.
+    upper = Truncated("normal", high=0.0)
+    mirror = upper.fisher_information(torch.stack([far, torch.zeros_like(far)], dim=1))
+    np.testing.assert_allclose(mirror[:, 0, 1], -info[:, 0, 1], rtol=1e-9)
+    np.testing.assert_allclose(mirror[:, 1, 1], info[:, 1, 1], rtol=1e-9)
+
+
 def test_censored_family_without_a_closed_form_uses_its_latent_law():
-    fam = Censored(Truncated("normal", low=0.0))
+    fam = Censored(Truncated("logistic", low=0.0))
     raw = _truncated_raw(fam.inner, 6, seed=4)
     got = make_fisher_fn(fam)(raw, {"y": None})
     torch.testing.assert_close(got, fisher_quadrature(fam.inner, raw), rtol=0, atol=0)
