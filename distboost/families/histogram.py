@@ -39,6 +39,7 @@ from collections.abc import Mapping
 import numpy as np
 import torch
 
+from ._blocks import by_row_blocks
 from ._histogram_bins import Layout, build_layout
 from ._histogram_law import HistogramLaw
 from .base import Family, as_float64_tensor
@@ -55,6 +56,7 @@ AUTO_BASIS = {False: 4, True: 8}
 #: The start's normal factor must stay within this many standard deviations of ``y`` (see
 #: :meth:`Histogram.start_values`).
 SANE_SCALE = 3.0
+_BLOCK = 2048  #: rows per block of the derivatives (:mod:`._blocks`)
 
 
 @register
@@ -295,11 +297,12 @@ class Histogram(Family):
         return self._gather("kind", idx).to(torch.float64) * (y - self._gather("anchor", idx))
 
     # ------------------------------------------------------------------ probabilities
-    def _logits(self, params) -> torch.Tensor:
-        """Category logits ``log size_c - (t_c - loc)^2 / (2 scale^2) + coef . Phi[c]``,
-        shape (n, C)."""
+    def _logits(self, params, a=None) -> torch.Tensor:
+        """Category logits ``log size_c - a_c^2 / 2 + coef . Phi[c]``, ``a_c = (t_c - loc) /
+        scale`` (given or computed), shape (n, C)."""
         lay = self._require_layout()
-        a = (self._t["position"] - params["loc"][..., None]) / params["scale"][..., None]
+        if a is None:
+            a = (self._t["position"] - params["loc"][..., None]) / params["scale"][..., None]
         out = self._t["log_size"] - 0.5 * a * a
         if lay.n_basis:
             coef = torch.stack([params[f"coef_{j}"] for j in range(lay.n_basis)], dim=-1)
@@ -477,36 +480,33 @@ class Histogram(Family):
 
     # ------------------------------------------------------------------ derivatives
     def _score_moments(self, raw):
-        """Log-probabilities (n, C), and the mean (n, K) and covariance (n, K, K) under them
-        of the logits' derivatives ``psi_c = d logit_c / d raw`` (for the default links:
-        ``(t_c - loc) / scale^2``, ``(t_c - loc)^2 / scale^2``, ``Phi[c]``)."""
+        """Log-probabilities (n, C), ``(a, c0, c1)``, and the mean (n, K) and covariance (n, K,
+        K) under them of the logits' derivatives ``psi_c = d logit_c / d raw``: ``a_c c0``,
+        ``a_c^2 c1``, ``Phi[c]`` (``a_c = (t_c - loc) / scale``, ``c0 = loc' / scale``, ``c1 =
+        scale' / scale``): their moments are four weighted powers of ``a`` per row."""
         params = self.params_from_raw(raw)
-        logp = torch.log_softmax(self._logits(params), dim=-1)
-        p = logp.exp()
         scale = params["scale"][:, None]
         a = (self._t["position"] - params["loc"][:, None]) / scale
-        d_loc = self.links["loc"].derivative(raw[:, 0])[:, None]
-        d_scale = self.links["scale"].derivative(raw[:, 1])[:, None] / scale
-        psi0, psi1 = a / scale * d_loc, a * a * d_scale  # (n, C) each
-        phi = self._t["phi"]
-        j = phi.shape[1]
-        k = j + 2
-        mean = torch.cat([(p * psi0).sum(-1, keepdim=True), (p * psi1).sum(-1, keepdim=True),
-                          p @ phi], dim=-1)
+        logp = torch.log_softmax(self._logits(params, a), dim=-1)
+        p = logp.exp()
+        c0 = self.links["loc"].derivative(raw[:, 0]) / scale[:, 0]
+        c1 = self.links["scale"].derivative(raw[:, 1]) / scale[:, 0]
+        pa3 = (pa2 := (pa := p * a) * a) * a
+        m1, m2, m3, m4 = pa.sum(-1), pa2.sum(-1), pa3.sum(-1), (pa3 * a).sum(-1)
+        k = (j := (phi := self._t["phi"]).shape[1]) + 2
+        both = p @ torch.cat([phi, self._t["phi_outer"]], dim=1)  # (n, j + j^2)
+        mean = torch.cat([(c0 * m1)[:, None], (c1 * m2)[:, None], both[:, :j]], dim=-1)
         second = torch.empty((p.shape[0], k, k), dtype=torch.float64)
-        second[:, 0, 0] = (p * psi0 * psi0).sum(-1)
-        second[:, 0, 1] = second[:, 1, 0] = (p * psi0 * psi1).sum(-1)
-        second[:, 1, 1] = (p * psi1 * psi1).sum(-1)
+        second[:, 0, 0] = c0 * c0 * m2
+        second[:, 0, 1] = second[:, 1, 0] = c0 * c1 * m3
+        second[:, 1, 1] = c1 * c1 * m4
         if j:
-            second[:, 0, 2:] = (p * psi0) @ phi
-            second[:, 1, 2:] = (p * psi1) @ phi
-            second[:, 2:, 0] = second[:, 0, 2:]
-            second[:, 2:, 1] = second[:, 1, 2:]
-            second[:, 2:, 2:] = (p @ self._t["phi_outer"]).reshape(-1, j, j)
-        # A law on one category has no spread of psi: a ridge of 1e-12 keeps the information
-        # invertible (step="natural" solves with it per row).
-        eye = 1e-12 * torch.eye(k, dtype=torch.float64)
-        return logp, (psi0, psi1), mean, second - mean[:, :, None] * mean[:, None, :] + eye
+            second[:, 0, 2:] = second[:, 2:, 0] = c0[:, None] * (pa @ phi)
+            second[:, 1, 2:] = second[:, 2:, 1] = c1[:, None] * (pa2 @ phi)
+            second[:, 2:, 2:] = both[:, j:].reshape(-1, j, j)
+        # A ridge of 1e-12 (a law on one category has no spread of psi; natural step solves).
+        ridge = 1e-12 * torch.eye(k, dtype=torch.float64)
+        return logp, (a, c0, c1), mean, second - mean[:, :, None] * mean[:, None, :] + ridge
 
     def fisher_information(self, raw):
         """``Cov_p(psi)``, shape (n, K, K), the logits' derivatives ``psi`` (see
@@ -514,15 +514,18 @@ class Histogram(Family):
         return self._score_moments(raw)[3]
 
     def raw_derivatives(self, raw, y, floor=None):
+        if raw.shape[0] > _BLOCK:
+            return by_row_blocks(self.raw_derivatives, _BLOCK, raw, as_float64_tensor(y), floor)
         below = None
         if floor is not None and bool(torch.isfinite(floor).any()):
             below = raw < floor  # at the floor: the one-sided gradient from above
             raw = torch.maximum(raw, floor)
-        logp, (psi0, psi1), mean, cov = self._score_moments(raw)
+        logp, (a, c0, c1), mean, cov = self._score_moments(raw)
         y = as_float64_tensor(y)
         idx = self._index(y)
         nll = -(self._rows(logp, idx) + self._within_log_density(y, idx))
-        own = torch.cat([self._rows(psi0, idx)[:, None], self._rows(psi1, idx)[:, None],
+        a_own = self._rows(a, idx)
+        own = torch.cat([(c0 * a_own)[:, None], (c1 * a_own * a_own)[:, None],
                          self._t["phi"][idx]], dim=-1)
         grad = mean - own
         if below is not None:
@@ -576,9 +579,9 @@ class Histogram(Family):
 
         raw, off = raw.clone(), 0
         for _ in range(200):
-            _, (psi0, psi1), m, cov = self._score_moments(raw)
-            own = torch.cat([(freq * psi0[0]).sum().reshape(1), (freq * psi1[0]).sum().reshape(1),
-                             freq @ self._t["phi"]])
+            _, (a, c0, c1), m, cov = self._score_moments(raw)
+            own = torch.cat([(c0 * (freq * a[0]).sum()).reshape(1),
+                             (c1 * (freq * a[0] * a[0]).sum()).reshape(1), freq @ self._t["phi"]])
             grad = (m[0] - own + ridge * raw[0])[free]
             if grad.numel() == 0:
                 break
