@@ -167,6 +167,16 @@ class Calibrated(Wrapped):
         j = torch.floor(s).long().clamp(0, c)
         return knots[j] + (s - j) * (knots[j + 1] - knots[j])
 
+    def pit_map(self, u, group: int = 0, density: bool = False) -> torch.Tensor:
+        """``G(u)``, the calibrated PIT of a raw PIT ``u`` (or the map's density ``g(u)``),
+        by the first fold's table of ``group``; elementwise."""
+        return self._map(group, 0, torch.as_tensor(u, dtype=torch.float64), density)
+
+    def pit_map_inverse(self, p, group: int = 0) -> torch.Tensor:
+        """``G^{-1}(p)``, the raw PIT level of a calibrated level ``p`` (first fold's table of
+        ``group``); elementwise."""
+        return self._map_inverse(group, 0, torch.as_tensor(p, dtype=torch.float64))
+
     def _rows(self, params) -> int:
         return next(iter(params.values())).shape[-1]
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .calibration import calibrate_direct, calibrate_paths, calibrate_scores
 from .data import Panel, future_times
 from .strategies import Contexts, direct_dist, empirical, simulate
 
@@ -34,7 +35,9 @@ def origins(panel: Panel, start, step: int, horizon: int) -> list[np.ndarray]:
     pandas Timestamp or str (the last time of the first window).
     """
     lengths = panel.lengths
-    if isinstance(start, float) and not isinstance(start, bool):
+    if isinstance(start, np.ndarray):  # internal: the first origin of every series
+        first = start.astype(np.int64)
+    elif isinstance(start, float) and not isinstance(start, bool):
         if not 0.0 < start < 1.0:
             raise ValueError(f"start as a float is a share of each series in (0, 1); got "
                              f"{start}.")
@@ -94,9 +97,10 @@ def score(dist, spec, truth: np.ndarray, nll=None, pit=None) -> pd.DataFrame:
 
 
 def run_backtest(fc, panel: Panel, exog, static, start, step, refit: bool, n_paths: int,
-                 strategy: str) -> pd.DataFrame:
+                 strategy: str, calibrate: bool | None = None) -> pd.DataFrame:
     """The backtest table (module docstring) of forecaster ``fc``'s settings with
-    ``strategy`` ("auto": each fit chooses on its own training values)."""
+    ``strategy`` ("auto": each fit chooses on its own training values); ``calibrate``
+    overrides ``fc.calibrate`` (a calibrated fit scores its calibrated forecasts)."""
     H = fc.horizon
     orig = origins(panel, start, step, H)
     rounds = [orig] if not refit else [
@@ -112,14 +116,21 @@ def run_backtest(fc, panel: Panel, exog, static, start, step, refit: bool, n_pat
         fitted = fc._fit_panel(train, None if exog is None else exog.iloc[
             np.concatenate([np.arange(a, a + e) for a, e in zip(panel.offsets[:-1], firsts,
                                                                 strict=True)])],
-            static, strategy=strategy)
+            static, strategy=strategy, calibrate=calibrate)
         model, spec, codes = fitted.model_, fitted.spec_, fitted._series_codes(panel)
+        cal = fitted.calibration_
         ctx, truth, s_of, o = contexts_at(panel, exog, part, spec.memory, H, codes)
         if spec.strategy == "direct":
-            table = score(direct_dist(model, spec, ctx, panel.datetime), spec, truth)
+            dist = direct_dist(model, spec, ctx, panel.datetime)
+            if cal is not None:
+                dist = calibrate_direct(dist, cal, len(ctx))
+            table = score(dist, spec, truth)
         else:
             rng = np.random.default_rng(fc.random_state)
             paths, nll, pit = simulate(model, spec, ctx, n_paths, rng, panel.datetime, truth)
+            if cal is not None:
+                paths = calibrate_paths(paths, model.family_, cal)
+                pit, nll = calibrate_scores(pit, nll, model.family_, cal)
             table = score(empirical(paths, model.family_), spec, truth, nll, pit)
         C = len(ctx)
         origin_time = panel.times[panel.offsets[s_of] + o - 1]

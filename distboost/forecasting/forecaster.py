@@ -24,6 +24,7 @@ from ..estimators.rounds import CV_MAX_ROWS
 from ..families import Censored, get
 from ..predictive import Predictive
 from .backtest import run_backtest
+from .calibration import calibrate_direct, calibrate_paths, calibration_origins, step_tables
 from .data import FILLS, Panel, align_features, flat_times, future_times, long_features, to_panel
 from .features import CALENDAR, FeatureSpec, auto_calendar, training_rows
 from .strategies import Contexts, direct_dist, empirical, simulate
@@ -32,7 +33,8 @@ __all__ = ["Forecaster"]
 
 STRATEGIES = ("auto", "recursive", "direct")
 _OWN = ("family", "horizon", "lags", "rolling", "date_features", "strategy", "difference",
-        "freq", "fill", "id_col", "time_col", "target_col", "n_paths", "random_state")
+        "calibrate", "freq", "fill", "id_col", "time_col", "target_col", "n_paths",
+        "random_state")
 
 
 def _ints(value, name: str, low: int) -> tuple[int, ...]:
@@ -69,6 +71,11 @@ class Forecaster:
         Model ``y[t] - y[T]`` (``T`` the origin): lags and rolling means become relative to
         the last value, so that trees follow a trend.  Needs a location family on the real
         line (``normal``, ``studentt``, ``laplace``, ...), whose ``loc`` is shifted back.
+    calibrate : bool, default=False
+        Recalibrate each step's forecast by the PIT values of a backtest on the end of the
+        history (:mod:`distboost.forecasting.calibration`: one more fit on the history before
+        its last ``n + horizon - 1`` values, ``n`` origins of ``2 * horizon``, at least 30,
+        at most a quarter of the shortest series); joint paths keep their ranks.
     freq : str, pandas DateOffset, int or None, default=None
         The step between timestamps; inferred when None.
     fill : {"raise", "ffill", "interpolate", "zero"}, default="raise"
@@ -90,6 +97,9 @@ class Forecaster:
     strategy_ : {"recursive", "direct"}
     strategy_scores_ : dict or None
         Backtest CRPS of each strategy when ``strategy="auto"`` chose.
+    calibration_ : list of ndarray or None
+        With ``calibrate=True``, the sorted PIT values behind each step's calibration map
+        (neighbouring steps pooled to at least 50 values).
     spec_ : FeatureSpec
     feature_names_ : list of str
     freq_ : the frequency
@@ -111,8 +121,9 @@ class Forecaster:
 
     def __init__(self, family="normal", horizon: int = 1, lags=(1,), *, rolling=(),
                  date_features="auto", strategy: str = "auto", difference: bool = False,
-                 freq=None, fill: str = "raise", id_col: str = "id", time_col: str = "time",
-                 target_col="y", n_paths: int = 1000, random_state=0, **regressor_options):
+                 calibrate: bool = False, freq=None, fill: str = "raise", id_col: str = "id",
+                 time_col: str = "time", target_col="y", n_paths: int = 1000, random_state=0,
+                 **regressor_options):
         self.family = family
         self.horizon = horizon
         self.lags = lags
@@ -120,6 +131,7 @@ class Forecaster:
         self.date_features = date_features
         self.strategy = strategy
         self.difference = difference
+        self.calibrate = calibrate
         self.freq = freq
         self.fill = fill
         self.id_col = id_col
@@ -160,8 +172,8 @@ class Forecaster:
             raise ValueError(
                 f"Forecaster got unknown option(s) {unknown}{' (' + hints + ')' if hints else ''}"
                 "; it takes its own options (family, horizon, lags, rolling, date_features, "
-                "strategy, difference, freq, fill, id_col, time_col, target_col, n_paths, "
-                "random_state) and every option of DistributionalRegressor.")
+                "strategy, difference, calibrate, freq, fill, id_col, time_col, target_col, "
+                "n_paths, random_state) and every option of DistributionalRegressor.")
         return DistributionalRegressor(family=self.family, random_state=self.random_state,
                                        **self.regressor_options)
 
@@ -178,6 +190,8 @@ class Forecaster:
         if self.strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {list(STRATEGIES)}; got "
                              f"{self.strategy!r}.")
+        if not isinstance(self.calibrate, bool | np.bool_):
+            raise ValueError(f"calibrate must be True or False; got {self.calibrate!r}.")
         if self.fill not in FILLS:
             raise ValueError(f"fill must be one of {list(FILLS)}; got {self.fill!r}.")
         n = self.n_paths
@@ -217,7 +231,7 @@ class Forecaster:
         -------
         self
         """
-        for attr in ("model_", "strategy_", "strategy_scores_", "spec_"):
+        for attr in ("model_", "strategy_", "strategy_scores_", "spec_", "calibration_"):
             self.__dict__.pop(attr, None)
         self._settings()
         self._regressor()  # unknown options fail before any work
@@ -253,9 +267,11 @@ class Forecaster:
         return align_features(X_long, ids, panel.times, list(X_long.columns), what,
                               panel.single, need="of y")
 
-    def _fit_panel(self, panel: Panel, exog, static, strategy: str) -> Forecaster:
+    def _fit_panel(self, panel: Panel, exog, static, strategy: str,
+                   calibrate: bool | None = None) -> Forecaster:
         """A fitted copy of this forecaster on ``panel`` with ``strategy`` ("auto": the
-        strategy with the lower backtest CRPS on the end of ``panel``)."""
+        strategy with the lower backtest CRPS on the end of ``panel``), calibrated when
+        ``calibrate`` (default ``self.calibrate``)."""
         horizon, lags, windows, cal = self._settings()
         scores = None
         if strategy == "auto":
@@ -288,6 +304,9 @@ class Forecaster:
                 f"({panel.label(s)} has {int(panel.lengths[s])}); the largest lag or rolling "
                 f"window is {spec.memory}, so a series needs at least {need} values to give "
                 "one training row.")
+        calibrate = self.calibrate if calibrate is None else calibrate
+        if calibrate:  # checked before any fit
+            n_cal = calibration_origins(panel.lengths, spec.memory, horizon)
         X, target, rows = training_rows(spec, panel, exog)
         if isinstance(get(self.family), Censored) and target.ndim == 1:
             target = np.c_[target, target]
@@ -297,9 +316,16 @@ class Forecaster:
             model.fit(X, target)
         else:
             model.fit(X[~val], target[~val], eval_set=(X[val], target[val]))
+        tables = None
+        if calibrate:
+            table = run_backtest(self, panel, exog, static,
+                                 start=panel.lengths - horizon - n_cal + 1, step=1,
+                                 refit=False, n_paths=min(self.n_paths, 200),
+                                 strategy=strategy, calibrate=False)
+            tables = step_tables(table, horizon)
         out = copy.copy(self)
         out.regressor_options = dict(self.regressor_options)
-        out.__dict__.update(model_=model, strategy_=strategy, spec_=spec,
+        out.__dict__.update(model_=model, strategy_=strategy, spec_=spec, calibration_=tables,
                             feature_names_=list(X.columns), freq_=panel.freq,
                             ids_=list(panel.ids), single_=panel.single,
                             history_=panel.tail(spec.memory), strategy_scores_=scores,
@@ -348,7 +374,7 @@ class Forecaster:
             table = run_backtest(self, panel, exog, static,
                                  start=int(panel.lengths.min() - n_win * horizon),
                                  step=horizon, refit=False, n_paths=min(self.n_paths, 200),
-                                 strategy=strategy)
+                                 strategy=strategy, calibrate=False)
             scores[strategy] = float(table["crps"].mean())
         return min(scores, key=scores.get), scores
 
@@ -438,10 +464,19 @@ class Forecaster:
         ctx, panel, index = self._contexts(y_hist, X_future)
         if self.strategy_ == "direct":
             dist = direct_dist(self.model_, self.spec_, ctx, panel.datetime)
+            if self.calibration_ is not None:
+                return calibrate_direct(dist, self.calibration_, len(ctx), index=index)
             return Predictive(dist.family, dist.params, index=index)
-        rng = np.random.default_rng(self.random_state)
-        paths, _, _ = simulate(self.model_, self.spec_, ctx, self.n_paths, rng, panel.datetime)
-        return empirical(paths, self.model_.family_, index=index)
+        return empirical(self._paths(ctx, panel, self.n_paths, self.random_state),
+                         self.model_.family_, index=index)
+
+    def _paths(self, ctx, panel, n_paths: int, seed) -> np.ndarray:
+        """Sample paths (C, P, H), calibrated when fitted with ``calibrate=True``."""
+        rng = np.random.default_rng(seed)
+        paths, _, _ = simulate(self.model_, self.spec_, ctx, int(n_paths), rng, panel.datetime)
+        if self.calibration_ is not None:
+            paths = calibrate_paths(paths, self.model_.family_, self.calibration_)
+        return paths
 
     def sample_paths(self, n_paths: int, y_hist=None, X_future=None,
                      random_state=0) -> np.ndarray:
@@ -462,9 +497,7 @@ class Forecaster:
                 "The direct strategy models each step's marginal law, not their dependence, "
                 f"so it has no joint sample paths{why}: fit strategy='recursive' for paths.")
         ctx, panel, _ = self._contexts(y_hist, X_future)
-        rng = np.random.default_rng(random_state)
-        paths, _, _ = simulate(self.model_, self.spec_, ctx, int(n_paths), rng, panel.datetime)
-        out = paths.transpose(1, 0, 2)  # (P, C, H)
+        out = self._paths(ctx, panel, n_paths, random_state).transpose(1, 0, 2)  # (P, C, H)
         return out[:, 0, :] if panel.single else out
 
     def backtest(self, y, start=0.8, step: int | None = None, refit: bool = False, X=None,

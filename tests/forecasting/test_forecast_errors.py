@@ -119,6 +119,12 @@ CASES = {
         r"horizon 3"),
     "an unknown fill": (lambda: F(fill="bfill").fit(Y), ValueError,
                         r"fill must be one of \['raise', 'ffill', 'interpolate', 'zero'\]"),
+    "calibration on too short a history": (
+        lambda: F(calibrate=True).fit(Y), ValueError,
+        r"calibrate=True backtests the end of every series from at least 20 origins in all: "
+        r"with horizon 3 and largest lag or window 2, 1 series of at least 60 values give 15"),
+    "calibrate not a bool": (lambda: F(calibrate="yes").fit(Y), ValueError,
+                             r"calibrate must be True or False; got 'yes'"),
 }
 
 
