@@ -18,7 +18,9 @@ a. Rolling-origin backtests on four real series bundled with statsmodels (co2 mo
      training values (a random walk for ``s = 1``);
    * distboost: ``Forecaster(strategy="auto")`` with the estimator's defaults (early stopping
      on the last 10 % of the training values), ``difference=True`` for co2 (a trend),
-     ``negative_binomial`` for the counts, Normal otherwise;
+     ``negative_binomial`` for the counts, Normal otherwise; and the same with
+     ``calibrate=True`` (each step recalibrated by a backtest on the end of the training
+     values, ``distboost/forecasting/calibration.py``);
    * darts ``LightGBMModel(likelihood="quantile")`` (its default quantiles 0.01 .. 0.99,
      ``output_chunk_length`` = the horizon, 500 samples), darts' ``Diff`` transformer for co2;
    * mlforecast with LightGBM and conformal intervals (``PredictionIntervals(n_windows=3,
@@ -66,6 +68,7 @@ docs/benchmarks.md]``
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -321,6 +324,14 @@ def part_real(quick: bool, keep: dict, peers=("darts", "mlforecast"),
         rows.append({"data": d.name, "method": f"distboost ({strategy})", **res,
                      "fit_s": fit_s, "forecast_s": pred_s,
                      "crps_vs_naive": res["crps"] / base["crps"]})
+        try:  # the same settings with calibrate=True (a backtest on the history's end)
+            res, fit_s, pred_s, strategy = run_distboost(
+                dataclasses.replace(d, options={**d.options, "calibrate": True}), orig)
+            rows.append({"data": d.name, "method": f"distboost ({strategy}, calibrated)",
+                         **res, "fit_s": fit_s, "forecast_s": pred_s,
+                         "crps_vs_naive": res["crps"] / base["crps"]})
+        except ValueError as err:  # a history too short to calibrate
+            print(f"  {d.name}: no calibrated row ({err})", flush=True)
         for name, fn in (("darts LightGBM quantile", run_darts),
                          ("mlforecast conformal", run_mlforecast)):
             if saved is not None and ((saved["data"] == d.name)

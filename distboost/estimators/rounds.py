@@ -96,6 +96,12 @@ def best_cv_round(curves: Sequence[np.ndarray], weights: Sequence[float],
     """The round chosen from the folds' validation curves: the earliest whose weighted mean
     is within one standard error of the best (``one_se``), or the minimum.
 
+    The standard error is the paired one (:func:`one_standard_error_choice`): of each
+    round's difference to the best round, fold by fold.  The folds' own difficulty (one fold
+    holding more dry days than another) is common to every round of a fold and cancels;
+    unpaired, it widened the band until the start values (round 0) were kept on a series
+    whose folds all improved by 0.04 nats over 15 rounds.
+
     Parameters
     ----------
     curves : sequence of ndarray
@@ -114,7 +120,7 @@ def best_cv_round(curves: Sequence[np.ndarray], weights: Sequence[float],
     if not one_se:
         mean = np.asarray(weights, np.float64) @ np.where(np.isfinite(padded), padded, np.inf)
         return int(np.argmin(mean)) if np.isfinite(mean).any() else 0
-    return one_standard_error_choice(padded, weights)
+    return one_standard_error_choice(padded, weights, paired=True)
 
 
 def one_standard_error_choice(scores: np.ndarray, weights, paired: bool = False) -> int:

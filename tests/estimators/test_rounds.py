@@ -57,6 +57,18 @@ def test_best_cv_round_pads_stopped_folds_and_prefers_fewer_rounds_within_one_se
     assert best_cv_round([np.array([np.inf, np.nan])], [1.0]) == 0
 
 
+def test_best_cv_round_is_not_fooled_by_folds_of_different_difficulty():
+    """Every fold improves by 0.04 over 15 rounds, the folds' levels differ by 0.1: the
+    paired standard error keeps the improvement (the unpaired one kept round 0)."""
+    gain = 0.04 * (1.0 - np.exp(-np.arange(31) / 5.0))
+    curves = [level - gain + 0.001 * np.sin(np.arange(31) + k)
+              for k, level in enumerate((1.45, 1.55, 1.60, 1.50, 1.65))]
+    chosen = best_cv_round(curves, [1, 1, 1, 1, 1])
+    assert chosen >= 8
+    unpaired = one_standard_error_choice(np.stack(curves), [1, 1, 1, 1, 1])
+    assert unpaired <= 1  # the rule this replaced
+
+
 def test_paired_standard_error_cancels_fold_difficulty():
     # Folds of very different difficulty, candidate 1 better by 0.1 on every fold.
     scores = np.array([[6.0, 5.9], [5.0, 4.9], [4.0, 3.9]])
