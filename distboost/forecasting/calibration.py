@@ -33,13 +33,31 @@ import torch
 from ..families import Calibrated
 from ..predictive import Predictive
 
-__all__ = ["MIN_PITS", "MIN_ORIGINS", "MAX_CONTEXTS", "calibration_origins", "step_tables",
-           "calibrate_paths", "calibrate_direct", "calibrate_scores"]
+__all__ = ["MIN_PITS", "MIN_ORIGINS", "MAX_CONTEXTS", "check_family", "calibration_origins",
+           "step_tables", "calibrate_paths", "calibrate_direct", "calibrate_scores"]
 
 #: Fewest PIT values behind each step's calibration map (neighbouring steps are pooled).
 MIN_PITS = 50
 #: Fewest and most origins of the calibration backtest over all series.
 MIN_ORIGINS, MAX_CONTEXTS = 20, 2000
+
+
+def check_family(family) -> None:
+    """Refuse the families whose PIT values cannot calibrate: censored ones (the backtest
+    scores exact values only) and continuous laws with a point mass (``zero_adjusted_*``,
+    ``tweedie``: the PIT of a value on the atom is the atom's whole probability, not a
+    uniform draw within it, so the calibration map would move mass off the atom)."""
+    name = getattr(family, "name", str(family))
+    if getattr(family, "kind", "") == "censored" or name.startswith("censored_"):
+        raise ValueError(
+            f"calibrate=True scores the PIT values of exact values; family {name!r} is "
+            "censored, and no calibration of censored forecasts is built: use "
+            "calibrate=False.")
+    if family.point_mass is not None and not family.discrete:
+        raise ValueError(
+            f"calibrate=True is not built for family {name!r}: a law with a point mass at "
+            f"{family.point_mass:g} beside a density has no uniform PIT on its atom, so the "
+            "step-wise calibration would move mass off the atom; use calibrate=False.")
 
 
 def calibration_origins(lengths: np.ndarray, memory: int, horizon: int) -> int:
@@ -85,13 +103,11 @@ def _family(inner, tables: list[np.ndarray]) -> Calibrated:
 def calibrate_paths(paths: np.ndarray, inner, tables: list[np.ndarray]) -> np.ndarray:
     """Paths (C, P, H) with each step's marginal recalibrated and the ranks kept (module
     docstring)."""
-    C, P, H = paths.shape
+    P, H = paths.shape[1:]
     fam = _family(inner, tables)
     order = np.argsort(paths, axis=1, kind="stable")
     ordered = np.take_along_axis(paths, order, axis=1)
-    level = np.empty_like(paths)
-    np.put_along_axis(level, order, ((np.arange(P) + 0.5) / P)[None, :, None]
-                      .repeat(C, 0).repeat(H, 2), axis=1)
+    level = (np.argsort(order, axis=1) + 0.5) / P  # each path's rank level, (C, P, H)
     out = np.empty_like(paths)
     for h in range(H):  # a loop over the horizon's steps, not over rows
         with torch.no_grad():

@@ -24,7 +24,13 @@ from ..estimators.rounds import CV_MAX_ROWS
 from ..families import Censored, get
 from ..predictive import Predictive
 from .backtest import run_backtest
-from .calibration import calibrate_direct, calibrate_paths, calibration_origins, step_tables
+from .calibration import (
+    calibrate_direct,
+    calibrate_paths,
+    calibration_origins,
+    check_family,
+    step_tables,
+)
 from .data import FILLS, Panel, align_features, flat_times, future_times, long_features, to_panel
 from .features import CALENDAR, FeatureSpec, auto_calendar, training_rows
 from .strategies import Contexts, direct_dist, empirical, simulate
@@ -74,8 +80,9 @@ class Forecaster:
     calibrate : bool, default=False
         Recalibrate each step's forecast by the PIT values of a backtest on the end of the
         history (:mod:`distboost.forecasting.calibration`: one more fit on the history before
-        its last ``n + horizon - 1`` values, ``n`` origins of ``2 * horizon``, at least 30,
-        at most a quarter of the shortest series); joint paths keep their ranks.
+        its last ``n + horizon - 1`` values, ``n`` origins per series: a quarter of the
+        shortest series, at most 2,000 and at least 20 over all series); joint paths keep
+        their ranks.
     freq : str, pandas DateOffset, int or None, default=None
         The step between timestamps; inferred when None.
     fill : {"raise", "ffill", "interpolate", "zero"}, default="raise"
@@ -306,6 +313,7 @@ class Forecaster:
                 "one training row.")
         calibrate = self.calibrate if calibrate is None else calibrate
         if calibrate:  # checked before any fit
+            check_family(get(self.family))
             n_cal = calibration_origins(panel.lengths, spec.memory, horizon)
         X, target, rows = training_rows(spec, panel, exog)
         if isinstance(get(self.family), Censored) and target.ndim == 1:

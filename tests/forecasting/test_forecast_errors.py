@@ -125,6 +125,14 @@ CASES = {
         r"with horizon 3 and largest lag or window 2, 1 series of at least 60 values give 15"),
     "calibrate not a bool": (lambda: F(calibrate="yes").fit(Y), ValueError,
                              r"calibrate must be True or False; got 'yes'"),
+    "calibration of a law with a point mass": (
+        lambda: F(family="zero_adjusted_gamma", calibrate=True).fit(Y.abs()), ValueError,
+        r"calibrate=True is not built for family 'zero_adjusted_gamma': a law with a point "
+        r"mass at 0 beside a density has no uniform PIT on its atom"),
+    "calibration of a censored family": (
+        lambda: F(family="censored_normal", calibrate=True).fit(Y), ValueError,
+        r"calibrate=True scores the PIT values of exact values; family 'censored_normal' is "
+        r"censored"),
 }
 
 
