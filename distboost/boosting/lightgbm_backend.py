@@ -15,6 +15,8 @@ learning rate (``reset_parameter``); the rate is set back for the next round.
 
 from __future__ import annotations
 
+import threading
+
 import lightgbm as lgb
 import numpy as np
 
@@ -22,6 +24,14 @@ from .backend import check_importance_type
 from .threads import SINGLE_THREAD_ROWS, num_threads
 
 __all__ = ["LightGBMBackend", "LightGBMModel", "SINGLE_THREAD_ROWS"]
+
+#: LightGBM's ``Booster.predict`` sets the booster's number of rounds to predict with before
+#: it predicts, under a lock that lets other predictions run at the same time: two threads
+#: asking one booster for different rounds (per-parameter stopping reads each output at its
+#: own round) could read each other's (tests/test_robustness.py: 7 of 80 concurrent
+#: quantile predictions differed).  Predictions with a round count are taken one at a time;
+#: each still runs on LightGBM's own threads.
+_PREDICT_LOCK = threading.Lock()
 
 
 def _lgb_params(params, k: int, n: int) -> dict:
@@ -177,7 +187,8 @@ class LightGBMModel:
     def predict_raw(self, X, num_iteration: int) -> np.ndarray:
         if num_iteration <= 0:
             return np.zeros((X.shape[0], self.k))
-        out = self.booster.predict(X, raw_score=True, num_iteration=num_iteration)
+        with _PREDICT_LOCK:
+            out = self.booster.predict(X, raw_score=True, num_iteration=num_iteration)
         return np.reshape(out, (X.shape[0], self.k))
 
     def to_text(self, num_iteration: int) -> str:
@@ -198,7 +209,8 @@ class LightGBMModel:
         n, p = X.shape[0], self.booster.num_feature()
         if num_iteration <= 0:
             return np.zeros((n, self.k, p + 1))
-        out = self.booster.predict(X, pred_contrib=True, num_iteration=num_iteration)
+        with _PREDICT_LOCK:
+            out = self.booster.predict(X, pred_contrib=True, num_iteration=num_iteration)
         return np.reshape(np.asarray(out, dtype=np.float64), (n, self.k, p + 1))
 
     def feature_importances(self, num_iteration: int,
