@@ -26,7 +26,8 @@ models tuned for the CRPS, the NLL of models tuned for the NLL (two runs).
 
 ``fit`` modes of distboost (``--ibug-fit``): "refit" (IBUG's: the rounds and the dispersion
 shift from a fit on the 80 % stopped on the 20 %, then a refit on the whole training fold with
-that many rounds and that shift; a location start's point model keeps its rounds too),
+that many rounds and that shift; a location start's point model keeps its rounds too, and
+the location keeps the leaf size chosen there),
 "eval_set" (the fit on the 80 % with ``eval_set`` = the 20 %,
 no refit) and "own" (``fit(X_train, y_train)``: distboost's own validation on the whole
 training fold).
@@ -94,6 +95,14 @@ def run_distboost(db, params: dict, mode: str, X, y, rows, seed: int = 0):
             # tuning="auto": the options it chose on the validation rows, not a new search.
             table = getattr(model, "tuning_table_", None)
             chosen = {} if table is None else table.attrs["chosen"]
+            # The location's fine leaves chosen on the validation rows (near-deterministic
+            # data, distboost.estimators.leaf_size) are kept for the refit too.
+            leaves = getattr(model, "location_min_child_samples_", None)
+            if leaves is not None and leaves != model.min_child_samples_:
+                chosen = {**chosen, "param_options": {
+                    **(params.get("param_options") or {}),
+                    "loc": {**(params.get("param_options") or {}).get("loc", {}),
+                            "min_child_samples": leaves}}}
             model = db.DistributionalRegressor(
                 random_state=seed, **{**params, **chosen, "n_estimators": rounds,
                                       "early_stopping": False, "tuning": None,

@@ -24,6 +24,13 @@ from ..boosting import fit_boosting
 from ..boosting.ensemble import FittedEnsemble
 from ..objective import FamilyObjective, slope_mask
 from .calibration import DispersionSearch, apply_shift, best_dispersion_shift
+from .leaf_size import (
+    NEAR_DETERMINISTIC_R2,
+    fine_location_options,
+    location_column,
+    location_index,
+    out_of_fold_r2,
+)
 from .linear_start import LinearStart, choose_linear_start, fit_linear_start
 from .location_start import (
     LocationStart,
@@ -55,6 +62,10 @@ class Run:
     linear: LinearStart | None = None
     sizes: tuple[int, int] = (0, 0)
     location: LocationStart | None = None
+    #: Minimum rows of the location's leaves (families with a location), else None.
+    location_leaf_rows: int | None = None
+    #: A cross-validated fit's out-of-fold raw scores at the refit's rounds, (n, K).
+    oof: np.ndarray | None = None
     #: A cross-validated fit's fold runs at the kept round: ``predict_uncertainty``'s
     #: members.
     members: list[Run] | None = None
@@ -81,7 +92,8 @@ class FitRuns:
         validation loss is lower by more than one standard error of the paired per-row
         differences (under cross-validation: a lower cross-validated loss).  On small data
         a point model can start the location worse than the constant, and the comparison
-        is cheap there.
+        is cheap there.  On near-deterministic data the location's fine leaves are tried
+        the same way (:mod:`distboost.estimators.leaf_size`).
         """
         compare = (location is not None and location["auto"]
                    and len(y) < AUTO_COMPARE_ROWS)
@@ -92,11 +104,12 @@ class FitRuns:
                 plain = self._fit_cross_validated(family, X, y, sample_weight, context, seed)
                 if np.nanmin(plain.cv_curve) <= np.nanmin(run.cv_curve):
                     run = plain
-            return run
+            return self._near_deterministic(run, family, X, y, sample_weight, context, seed,
+                                            location if run.location is not None else None)
         X, y, sample_weight, val = self._validation_rows(
             family, X, y, sample_weight, eval_set, eval_weight, mode, context, seed)
 
-        def fit(plan):
+        def fit(plan, context):
             run = self._fit_rows(family, X, y, sample_weight, *val, context=context, seed=seed,
                                  n_estimators=1 if mode == "constant" else None,
                                  location=plan)
@@ -106,27 +119,73 @@ class FitRuns:
                 run.shift = self._calibrate(run, val, context)
             return run
 
-        run = fit(location)
+        run = fit(location, context)
         if compare and run.location is not None and val[0] is not None:
-            plain = fit(None)
-            # The start must win by more than one standard error of the paired per-row
-            # differences (the one-standard-error rule, Hastie et al. 2009, sec. 7.10):
-            # on a few dozen validation rows a single row can decide a plain comparison.
-            diff = (self._validation_losses(run, val, context)
-                    - self._validation_losses(plain, val, context))
-            w = np.ones(len(diff)) if val[2] is None else np.asarray(val[2], np.float64)
-            w = w / w.sum()
-            mean = float(w @ diff)
-            se = float(np.sqrt(w @ (diff - mean) ** 2 / max(len(diff) - 1, 1)))
-            if not mean + se < 0.0:
+            plain = fit(None, context)
+            if not self._beats(run, plain, val, context):
                 run = plain
+        column = self._fine_leaves_column(family, run.objective)
+        if (column is not None and val[0] is not None and mode != "constant"
+                and out_of_fold_r2(family, self._validation_raw(run, val, context), val[1],
+                                   val[2], column) >= NEAR_DETERMINISTIC_R2):
+            fine = {**context, "_tree_options_": fine_location_options(
+                context["_tree_options_"], column)}
+            other = fit(location if run.location is not None else None, fine)
+            if self._beats(other, run, val, fine):
+                context["_tree_options_"] = fine["_tree_options_"]
+                run = other
         return run
+
+    def _fine_leaves_column(self, family, objective) -> int | None:
+        """The location's raw output when the leaf-size rule applies to this fit
+        (:func:`~distboost.estimators.leaf_size.location_column`; one raw output per
+        parameter: not a varying-coefficient model's coefficients)."""
+        if objective.n_outputs != len(family.param_names):
+            return None
+        return location_column(self, family)
+
+    def _beats(self, challenger: Run, incumbent: Run, val, context) -> bool:
+        """Whether ``challenger``'s validation loss is lower than ``incumbent``'s by more
+        than one standard error of the paired per-row differences (the one-standard-error
+        rule, Hastie et al. 2009, sec. 7.10): on a few dozen validation rows a single row
+        can decide a plain comparison."""
+        diff = (self._validation_losses(challenger, val, context)
+                - self._validation_losses(incumbent, val, context))
+        w = np.ones(len(diff)) if val[2] is None else np.asarray(val[2], np.float64)
+        w = w / w.sum()
+        mean = float(w @ diff)
+        se = float(np.sqrt(w @ (diff - mean) ** 2 / max(len(diff) - 1, 1)))
+        return mean + se < 0.0
+
+    def _near_deterministic(self, run: Run, family, X, y, sample_weight, context, seed,
+                            location) -> Run:
+        """A cross-validated ``run`` or, on near-deterministic data, the run with the
+        location's fine leaves when its cross-validated loss is lower
+        (:mod:`distboost.estimators.leaf_size`; ``context``'s tree options follow)."""
+        column = self._fine_leaves_column(family, run.objective)
+        if (column is None or run.oof is None
+                or out_of_fold_r2(family, run.oof, y, sample_weight, column)
+                < NEAR_DETERMINISTIC_R2):
+            return run
+        fine = {**context, "_tree_options_": fine_location_options(
+            context["_tree_options_"], column)}
+        other = self._fit_cross_validated(family, X, y, sample_weight, fine, seed, location)
+        if np.nanmin(other.cv_curve) < np.nanmin(run.cv_curve):
+            context["_tree_options_"] = fine["_tree_options_"]
+            return other
+        return run
+
+    def _validation_raw(self, run: Run, val, context) -> np.ndarray:
+        """Raw scores of a finished run (kept rounds, starts) on the validation rows, before
+        the dispersion shift and the floor, shape (n_val, K)."""
+        X_val = val[0]
+        return run.ensemble.predict_raw(self._tree_X(X_val, context)) + run.offset(X_val)
 
     def _validation_losses(self, run: Run, val, context) -> np.ndarray:
         """Per-row loss of a finished run (kept rounds, starts, shift, floor) on the
         validation rows, shape (n_val,)."""
         X_val, y_val, _ = val
-        raw = run.ensemble.predict_raw(self._tree_X(X_val, context)) + run.offset(X_val)
+        raw = self._validation_raw(run, val, context)
         raw = np.maximum(apply_shift(raw, run.objective.dispersion_column(), run.shift),
                          run.objective.raw_floor)
         with torch.no_grad():
@@ -235,7 +294,8 @@ class FitRuns:
         if X_val is not None:
             curve = np.array([start_score, *ensemble.evals_result_["valid"][self._metric]])
         return Run(ensemble, objective, step, curve, linear=linear,
-                   sizes=(params.num_leaves, params.min_child_samples), location=start)
+                   sizes=(params.num_leaves, params.min_child_samples), location=start,
+                   location_leaf_rows=_location_leaf_rows(family, params, objective))
 
     def _location_start(self, plan, objective, X, y, sample_weight, val, data, data_val,
                         context, seed):
@@ -352,20 +412,25 @@ class FitRuns:
                                     weights=weights)
         for run in runs:  # the members: each fold model at the refit's rounds
             keep_rounds(run.ensemble, best, per_output=output_rounds is not None)
+        # Out-of-fold predictions at the refit's rounds (kept above).  Before, under
+        # per-parameter stopping, each fold predicted at its own best rounds: a fold whose
+        # location ran to 40 rounds on 48 rows inflated the dispersion shift (wine, 60
+        # rows: scale x 2.6, test NLL 0.49 above the constant's).
         column = final.objective.dispersion_column()
-        if self.calibrate and column is not None:
-            # Out-of-fold predictions at the refit's rounds (kept above).  Before, under
-            # per-parameter stopping, each fold predicted at its own best rounds: a fold
-            # whose location ran to 40 rounds on 48 rows inflated the shift (wine, 60 rows:
-            # scale x 2.6, test NLL 0.49 above the constant's).
-            oof = np.empty((n, final.objective.n_outputs))
-            for run, (_, valid) in zip(runs, folds, strict=True):
-                X_valid = take_rows(X, valid)
-                raw = run.ensemble.predict_raw(
-                    self._tree_X(X_valid, context),
-                    num_iteration=best if output_rounds is None else None)
-                raw = raw + run.offset(X_valid)
-                oof[valid] = np.maximum(raw, run.objective.raw_floor)
+        shift = self.calibrate and column is not None
+        if not shift and self._fine_leaves_column(family, final.objective) is None:
+            final.members = runs
+            return final
+        oof = np.empty((n, final.objective.n_outputs))
+        for run, (_, valid) in zip(runs, folds, strict=True):
+            X_valid = take_rows(X, valid)
+            raw = run.ensemble.predict_raw(
+                self._tree_X(X_valid, context),
+                num_iteration=best if output_rounds is None else None)
+            raw = raw + run.offset(X_valid)
+            oof[valid] = np.maximum(raw, run.objective.raw_floor)
+        final.oof = oof
+        if shift:
             data = {"y": torch.as_tensor(np.require(y, requirements="W"))}
             final.shift, _ = best_dispersion_shift(final.objective.loss, oof, data,
                                                    sample_weight, column)
@@ -397,6 +462,17 @@ class FitRuns:
             if not mean[rounds - 1] < np.average(constant, weights=weights):
                 return None
         return {**plan, "rounds": rounds}
+
+
+def _location_leaf_rows(family, params, objective) -> int | None:
+    """Minimum rows of the location's leaves in a run with engine ``params`` (None for a
+    family without a location, or a varying-coefficient model's coefficients)."""
+    column = location_index(family)
+    if column is None or objective.n_outputs != len(family.param_names):
+        return None
+    if params.per_parameter:
+        return int(params.per_parameter[column][0].min_child_samples)
+    return int(params.min_child_samples)
 
 
 def _mean_loss(loss, raw, data, weight) -> float:
