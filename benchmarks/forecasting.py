@@ -20,7 +20,8 @@ a. Rolling-origin backtests on four real series bundled with statsmodels (co2 mo
      on the last 10 % of the training values), ``difference=True`` for co2 (a trend),
      ``negative_binomial`` for the counts, Normal otherwise; and the same with
      ``calibrate=True`` (each step recalibrated by a backtest on the end of the training
-     values, ``distboost/forecasting/calibration.py``);
+     values, ``distboost/forecasting/calibration.py``) and with ``calibrate="auto"`` (the
+     maps only where that backtest's 90 % coverage is outside [0.85, 0.95]);
    * darts ``LightGBMModel(likelihood="quantile")`` (its default quantiles 0.01 .. 0.99,
      ``output_chunk_length`` = the horizon, 500 samples), darts' ``Diff`` transformer for co2;
    * mlforecast with LightGBM and conformal intervals (``PredictionIntervals(n_windows=3,
@@ -332,6 +333,12 @@ def part_real(quick: bool, keep: dict, peers=("darts", "mlforecast"),
                          "crps_vs_naive": res["crps"] / base["crps"]})
         except ValueError as err:  # a history too short to calibrate
             print(f"  {d.name}: no calibrated row ({err})", flush=True)
+        # calibrate="auto": the backtest's maps only where its 90 % coverage is off.
+        res, fit_s, pred_s, strategy = run_distboost(
+            dataclasses.replace(d, options={**d.options, "calibrate": "auto"}), orig)
+        rows.append({"data": d.name, "method": f"distboost ({strategy}, calibrate='auto')",
+                     **res, "fit_s": fit_s, "forecast_s": pred_s,
+                     "crps_vs_naive": res["crps"] / base["crps"]})
         for name, fn in (("darts LightGBM quantile", run_darts),
                          ("mlforecast conformal", run_mlforecast)):
             if saved is not None and ((saved["data"] == d.name)

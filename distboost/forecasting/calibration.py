@@ -19,6 +19,14 @@ becomes ``G_h(F_h(y))``.
   the ranks of each path at every step, hence the paths' dependence across steps (their
   copula), stay as they were.
 
+``calibrate="auto"`` runs the same backtest and applies the maps only when the forecasts
+need them: when the share of the backtest's values inside their central 90 % interval lies
+outside :data:`AUTO_COVERAGE` (:func:`needs_calibration`).  A map fitted on a well-covered
+backtest mostly reshapes the middle of the law after a few dozen windows of one series, and
+that shape need not hold in the future (measured in ``docs/forecasting.md``).  Where the
+backtest cannot run (too short a history, a censored family or a point mass beside a
+density), "auto" leaves the forecasts as they are.
+
 This is the split-conformal idea with a time series' own caveat: the guarantee of
 exchangeable rows does not hold for the values of one series, so the calibration is as good
 as the end of the history is representative of the future (the same assumption as
@@ -33,13 +41,16 @@ import torch
 from ..families import Calibrated
 from ..predictive import Predictive
 
-__all__ = ["MIN_PITS", "MIN_ORIGINS", "MAX_CONTEXTS", "check_family", "calibration_origins",
-           "step_tables", "calibrate_paths", "calibrate_direct", "calibrate_scores"]
+__all__ = ["MIN_PITS", "MIN_ORIGINS", "MAX_CONTEXTS", "AUTO_COVERAGE", "check_family",
+           "calibration_origins", "backtest_coverage", "needs_calibration", "step_tables",
+           "calibrate_paths", "calibrate_direct", "calibrate_scores"]
 
 #: Fewest PIT values behind each step's calibration map (neighbouring steps are pooled).
 MIN_PITS = 50
 #: Fewest and most origins of the calibration backtest over all series.
 MIN_ORIGINS, MAX_CONTEXTS = 20, 2000
+#: ``calibrate="auto"`` applies the maps when the backtest's 90 % coverage is outside this.
+AUTO_COVERAGE = (0.85, 0.95)
 
 
 def check_family(family) -> None:
@@ -78,6 +89,20 @@ def calibration_origins(lengths: np.ndarray, memory: int, horizon: int) -> int:
             f"(origins in the last quarter of the shortest series, {memory + 2 * horizon} "
             "values kept to fit on); use calibrate=False or longer histories.")
     return int(n)
+
+
+def backtest_coverage(table) -> float:
+    """Share of a backtest table's values (its ``pit`` column) inside their central 90 %
+    interval, over every series, origin and step."""
+    pit = table["pit"].to_numpy()
+    pit = pit[np.isfinite(pit)]
+    return float(np.mean((pit > 0.05) & (pit < 0.95)))
+
+
+def needs_calibration(coverage: float) -> bool:
+    """``calibrate="auto"``'s rule: the backtest's 90 % coverage outside
+    :data:`AUTO_COVERAGE`."""
+    return not AUTO_COVERAGE[0] <= coverage <= AUTO_COVERAGE[1]
 
 
 def step_tables(table, horizon: int) -> list[np.ndarray]:

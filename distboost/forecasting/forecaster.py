@@ -25,10 +25,12 @@ from ..families import Censored, get
 from ..predictive import Predictive
 from .backtest import run_backtest
 from .calibration import (
+    backtest_coverage,
     calibrate_direct,
     calibrate_paths,
     calibration_origins,
     check_family,
+    needs_calibration,
     step_tables,
 )
 from .data import FILLS, Panel, align_features, flat_times, future_times, long_features, to_panel
@@ -77,12 +79,14 @@ class Forecaster:
         Model ``y[t] - y[T]`` (``T`` the origin): lags and rolling means become relative to
         the last value, so that trees follow a trend.  Needs a location family on the real
         line (``normal``, ``studentt``, ``laplace``, ...), whose ``loc`` is shifted back.
-    calibrate : bool, default=False
+    calibrate : bool or "auto", default=False
         Recalibrate each step's forecast by the PIT values of a backtest on the end of the
         history (:mod:`distboost.forecasting.calibration`: one more fit on the history before
         its last ``n + horizon - 1`` values, ``n`` origins per series: a quarter of the
         shortest series, at most 2,000 and at least 20 over all series); joint paths keep
-        their ranks.
+        their ranks.  "auto": run that backtest and recalibrate only when its 90 % coverage
+        is outside [0.85, 0.95]; nothing where it cannot run (too short a history, a
+        censored family, a point mass beside a density).
     freq : str, pandas DateOffset, int or None, default=None
         The step between timestamps; inferred when None.
     fill : {"raise", "ffill", "interpolate", "zero"}, default="raise"
@@ -105,8 +109,11 @@ class Forecaster:
     strategy_scores_ : dict or None
         Backtest CRPS of each strategy when ``strategy="auto"`` chose.
     calibration_ : list of ndarray or None
-        With ``calibrate=True``, the sorted PIT values behind each step's calibration map
-        (neighbouring steps pooled to at least 50 values).
+        When the forecasts are recalibrated, the sorted PIT values behind each step's
+        calibration map (neighbouring steps pooled to at least 50 values); else None.
+    calibration_coverage_ : float or None
+        The calibration backtest's 90 % coverage (before any map), None when it did not
+        run.
     spec_ : FeatureSpec
     feature_names_ : list of str
     freq_ : the frequency
@@ -197,8 +204,10 @@ class Forecaster:
         if self.strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {list(STRATEGIES)}; got "
                              f"{self.strategy!r}.")
-        if not isinstance(self.calibrate, bool | np.bool_):
-            raise ValueError(f"calibrate must be True or False; got {self.calibrate!r}.")
+        if not (isinstance(self.calibrate, bool | np.bool_)
+                or (isinstance(self.calibrate, str) and self.calibrate == "auto")):
+            raise ValueError(f"calibrate must be True, False or 'auto'; got "
+                             f"{self.calibrate!r}.")
         if self.fill not in FILLS:
             raise ValueError(f"fill must be one of {list(FILLS)}; got {self.fill!r}.")
         n = self.n_paths
@@ -238,7 +247,8 @@ class Forecaster:
         -------
         self
         """
-        for attr in ("model_", "strategy_", "strategy_scores_", "spec_", "calibration_"):
+        for attr in ("model_", "strategy_", "strategy_scores_", "spec_", "calibration_",
+                     "calibration_coverage_"):
             self.__dict__.pop(attr, None)
         self._settings()
         self._regressor()  # unknown options fail before any work
@@ -312,9 +322,15 @@ class Forecaster:
                 f"window is {spec.memory}, so a series needs at least {need} values to give "
                 "one training row.")
         calibrate = self.calibrate if calibrate is None else calibrate
+        auto = isinstance(calibrate, str)
         if calibrate:  # checked before any fit
-            check_family(get(self.family))
-            n_cal = calibration_origins(panel.lengths, spec.memory, horizon)
+            try:
+                check_family(get(self.family))
+                n_cal = calibration_origins(panel.lengths, spec.memory, horizon)
+            except ValueError:
+                if not auto:
+                    raise
+                calibrate = False  # "auto": where the backtest can run
         X, target, rows = training_rows(spec, panel, exog)
         if isinstance(get(self.family), Censored) and target.ndim == 1:
             target = np.c_[target, target]
@@ -324,16 +340,19 @@ class Forecaster:
             model.fit(X, target)
         else:
             model.fit(X[~val], target[~val], eval_set=(X[val], target[val]))
-        tables = None
+        tables = coverage = None
         if calibrate:
             table = run_backtest(self, panel, exog, static,
                                  start=panel.lengths - horizon - n_cal + 1, step=1,
                                  refit=False, n_paths=min(self.n_paths, 200),
                                  strategy=strategy, calibrate=False)
-            tables = step_tables(table, horizon)
+            coverage = backtest_coverage(table)
+            if not auto or needs_calibration(coverage):
+                tables = step_tables(table, horizon)
         out = copy.copy(self)
         out.regressor_options = dict(self.regressor_options)
         out.__dict__.update(model_=model, strategy_=strategy, spec_=spec, calibration_=tables,
+                            calibration_coverage_=coverage,
                             feature_names_=list(X.columns), freq_=panel.freq,
                             ids_=list(panel.ids), single_=panel.single,
                             history_=panel.tail(spec.memory), strategy_scores_=scores,

@@ -14,11 +14,14 @@ import distboost as db
 from distboost.families import Calibrated
 from distboost.forecasting import Forecaster
 from distboost.forecasting.calibration import (
+    AUTO_COVERAGE,
     MIN_PITS,
+    backtest_coverage,
     calibrate_direct,
     calibrate_paths,
     calibrate_scores,
     calibration_origins,
+    needs_calibration,
     step_tables,
 )
 
@@ -136,3 +139,50 @@ def test_calibrated_paths_are_reproducible_and_shaped():
     assert a.shape == (50, 4) and np.array_equal(a, b)
     assert fc.predict_dist().interval(0.9).shape == (4, 2)
     assert Forecaster().get_params()["calibrate"] is False
+
+
+def test_backtest_coverage_and_the_auto_rule():
+    table = pd.DataFrame({"pit": [0.01, 0.5, 0.5, 0.97, np.nan]})
+    assert backtest_coverage(table) == 0.5  # NaN rows left out
+    assert needs_calibration(0.5) and needs_calibration(0.97)
+    assert not needs_calibration(AUTO_COVERAGE[0]) and not needs_calibration(0.9)
+
+
+def test_auto_recalibrates_the_trend_the_trees_cannot_follow():
+    opts = dict(horizon=5, lags=[1, 2], strategy="recursive", n_paths=200, n_estimators=60,
+                early_stopping=False, date_features=None, random_state=0)
+    y = _trend()
+    auto = Forecaster(calibrate="auto", **opts).fit(y)
+    assert auto.calibration_coverage_ < AUTO_COVERAGE[0]
+    on = Forecaster(calibrate=True, **opts).fit(y)
+    assert auto.calibration_coverage_ == on.calibration_coverage_
+    for a, b in zip(auto.calibration_, on.calibration_, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_auto_leaves_a_calibrated_forecast_as_it_is():
+    """A stationary AR(1) that one-step trees model well: the backtest covers about 90 %,
+    so "auto" keeps the raw forecasts (True would still reshape them)."""
+    rng = np.random.default_rng(4)
+    e = np.zeros(400)
+    for i in range(1, 400):
+        e[i] = 0.6 * e[i - 1] + rng.normal()
+    y = pd.Series(e, index=pd.date_range("2000-01-01", periods=400, freq="D"))
+    opts = dict(horizon=3, lags=[1], strategy="direct", n_estimators=40,
+                early_stopping=False, date_features=None, random_state=0)
+    auto = Forecaster(calibrate="auto", **opts).fit(y)
+    plain = Forecaster(**opts).fit(y)
+    assert AUTO_COVERAGE[0] <= auto.calibration_coverage_ <= AUTO_COVERAGE[1]
+    assert auto.calibration_ is None and plain.calibration_coverage_ is None
+    np.testing.assert_array_equal(auto.predict_dist().interval(0.9),
+                                  plain.predict_dist().interval(0.9))
+
+
+@pytest.mark.parametrize("family, y", [
+    ("normal", pd.Series(np.sin(np.arange(60.0)))),  # too short for the backtest
+    ("zero_adjusted_gamma", pd.Series(np.abs(np.sin(np.arange(200.0))))),  # a point mass
+])
+def test_auto_skips_what_cannot_be_calibrated(family, y):
+    fc = Forecaster(family=family, horizon=3, lags=[1, 2], calibrate="auto",
+                    strategy="direct", n_estimators=10, early_stopping=False).fit(y)
+    assert fc.calibration_ is None and fc.calibration_coverage_ is None

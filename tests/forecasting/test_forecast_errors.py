@@ -124,7 +124,7 @@ CASES = {
         r"calibrate=True backtests the end of every series from at least 20 origins in all: "
         r"with horizon 3 and largest lag or window 2, 1 series of at least 60 values give 15"),
     "calibrate not a bool": (lambda: F(calibrate="yes").fit(Y), ValueError,
-                             r"calibrate must be True or False; got 'yes'"),
+                             r"calibrate must be True, False or 'auto'; got 'yes'"),
     "calibration of a law with a point mass": (
         lambda: F(family="zero_adjusted_gamma", calibrate=True).fit(Y.abs()), ValueError,
         r"calibrate=True is not built for family 'zero_adjusted_gamma': a law with a point "
