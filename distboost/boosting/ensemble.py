@@ -100,7 +100,10 @@ class FittedEnsemble:
         if self.best_iterations_ is None:
             k = self.best_iteration_ if num_iteration is None else int(num_iteration)
             return self.model.predict_raw(X, k) + self.init_raw[None, :]
-        raw = predict_per_output(self.model.predict_raw, X, self.rounds(num_iteration))
+        rounds = self.rounds(num_iteration)
+        at_rounds = getattr(self.model, "predict_raw_rounds", None)
+        raw = (at_rounds(X, rounds) if at_rounds is not None
+               else predict_per_output(self.model.predict_raw, X, rounds))
         return raw + self.init_raw[None, :]
 
     def feature_importances(self, importance_type: str = "gain") -> np.ndarray:

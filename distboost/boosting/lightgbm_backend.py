@@ -191,6 +191,24 @@ class LightGBMModel:
             out = self.booster.predict(X, raw_score=True, num_iteration=num_iteration)
         return np.reshape(out, (X.shape[0], self.k))
 
+    def predict_raw_rounds(self, X, rounds) -> np.ndarray:
+        """Output ``k`` read at round ``rounds[k]`` (per-parameter stopping), shape (n, K):
+        the rounds up to each distinct count predicted once, as consecutive ranges whose
+        sums accumulate, so every tree is evaluated once (one call per distinct count
+        reads its rounds from the start: ``r_1 + r_2`` rounds instead of ``r_2``)."""
+        rounds = np.asarray(rounds, dtype=int)
+        n = X.shape[0]
+        out, total, start = np.zeros((n, self.k)), np.zeros((n, self.k)), 0
+        for r in np.unique(rounds[rounds > 0]):
+            with _PREDICT_LOCK:
+                part = self.booster.predict(X, raw_score=True, start_iteration=start,
+                                            num_iteration=int(r) - start)
+            total += np.reshape(part, (n, self.k))
+            cols = rounds == r
+            out[:, cols] = total[:, cols]
+            start = int(r)
+        return out
+
     def to_text(self, num_iteration: int) -> str:
         """The first ``num_iteration`` rounds as LightGBM text; none of the trees for
         ``num_iteration <= 0`` (LightGBM would save every round)."""

@@ -131,6 +131,12 @@ class PerParameterModel:
         return np.column_stack([part.predict_raw(_columns(X, cols), num_iteration)[:, 0]
                                 for part, cols in zip(self.parts, self.columns, strict=True)])
 
+    def predict_raw_rounds(self, X, rounds) -> np.ndarray:
+        """Output ``k`` (its own ensemble) read at round ``rounds[k]``, shape (n, K)."""
+        return np.column_stack([
+            part.predict_raw(_columns(X, cols), int(r))[:, 0]
+            for part, cols, r in zip(self.parts, self.columns, rounds, strict=True)])
+
     def predict_contrib(self, X, num_iteration: int) -> np.ndarray:
         """Each output's TreeSHAP values placed at its columns, zero at the others: shape
         (n, K, p + 1), the last column each output's expected value."""

@@ -4,6 +4,7 @@ validation-loss sequences: no trees involved."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from distboost.boosting.output_stopping import (
     ParameterStopper,
@@ -55,3 +56,22 @@ def test_each_output_is_read_at_its_own_round():
 
     out = predict_per_output(predict, np.zeros(2), per_output([5, 2, 7], iteration=4))
     assert out.tolist() == [[4.0, 12.0, 24.0]] * 2
+
+
+@pytest.mark.parametrize("options", [{}, {"param_options": {"loc": {"num_leaves": 4}}}],
+                         ids=["one booster", "a booster per parameter"])
+def test_backends_read_each_output_at_its_round_in_one_pass(options):
+    """``predict_raw_rounds`` (LightGBM's consecutive ranges, or each parameter's own
+    booster at its round) equals one full prediction per distinct round."""
+    import distboost as db
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = X[:, 0] + np.exp(0.3 * X[:, 1]) * rng.normal(size=300)
+    model = db.DistributionalRegressor(n_estimators=30, early_stopping=False,
+                                       random_state=0, **options).fit(X, y).ensemble_.model
+    assert hasattr(model, "predict_raw_rounds")
+    for rounds in ([30, 30], [30, 7], [7, 30], [0, 12], [0, 0], [1, 29]):
+        np.testing.assert_allclose(model.predict_raw_rounds(X, rounds),
+                                   predict_per_output(model.predict_raw, X, rounds),
+                                   rtol=1e-13, atol=1e-13)
