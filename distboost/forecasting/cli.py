@@ -56,6 +56,7 @@ def forecast(args, error) -> int:
                     strategy="recursive" if args.paths else args.strategy, freq=args.freq,
                     fill=args.fill, id_col=args.id or "id", time_col=args.time,
                     target_col=args.target, n_paths=args.paths or 1000, random_state=0,
+                    calibrate={"false": False, "true": True, "auto": "auto"}[args.calibrate],
                     n_estimators=args.n_estimators, learning_rate=args.learning_rate,
                     progress=args.progress)
     try:
@@ -117,6 +118,10 @@ def add_parser(sub, error) -> None:
                    help="comma-separated quantile levels (default: %(default)s)")
     p.add_argument("--paths", type=int, default=0,
                    help="write N sample paths in long format instead of quantiles")
+    p.add_argument("--calibrate", default="false", choices=["false", "true", "auto"],
+                   help="recalibrate each step by a backtest on the history's end: always "
+                        "(true) or where that backtest's 90%% coverage is off (auto) "
+                        "(default: %(default)s)")
     p.add_argument("--out", required=True, help="CSV file to write")
     p.add_argument("--no-progress", dest="progress", action="store_false",
                    help="no progress bars (on by default, on stderr)")

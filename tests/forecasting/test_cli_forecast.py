@@ -39,6 +39,17 @@ def test_forecast_writes_quantiles_and_paths(csv, tmp_path, capsys):
     assert list(p.columns) == ["store", "path", "date", "step", "y"] and len(p) == 20 * 12
 
 
+@pytest.mark.parametrize("calibrate", ["true", "auto"])
+def test_forecast_calibrates_on_request(csv, tmp_path, calibrate):
+    out = tmp_path / "f.csv"
+    args = [str(csv), "--time", "date", "--target", "y", "--id", "store", "--horizon", "3",
+            "--lags", "1,2", "--strategy", "direct", "--n-estimators", "20",
+            "--learning-rate", "0.2", "--calibrate", calibrate, "--out", str(out)]
+    assert main(["forecast", *args]) == 0
+    f = pd.read_csv(out)
+    assert len(f) == 6 and (f["q0.05"] < f["q0.95"]).all()
+
+
 def test_forecast_errors_are_one_line(csv, tmp_path, capsys):
     out = str(tmp_path / "f.csv")
     assert main(["forecast", str(csv), "--time", "date", "--target", "y", "--horizon", "3",
