@@ -14,8 +14,13 @@ from distboost.estimators.leaf_size import (
 )
 from distboost.families import get
 
-#: A large learning rate keeps the fits short (the rule does not depend on it).
+#: A large learning rate and few rounds keep the fits short (the rule depends on neither).
 LR = 0.2
+
+
+def _model(**options):
+    return db.DistributionalRegressor(**{"random_state": 0, "learning_rate": LR,
+                                         "n_estimators": 150, **options})
 
 
 def _design(n, noise, seed=0):
@@ -33,7 +38,7 @@ def _design(n, noise, seed=0):
 @pytest.fixture(scope="module")
 def near_deterministic():
     X, y = _design(300, 0.05)
-    return X, y, db.DistributionalRegressor(random_state=0, learning_rate=LR).fit(X, y)
+    return X, y, _model().fit(X, y)
 
 
 def test_near_deterministic_target_gives_the_location_fine_leaves(near_deterministic):
@@ -43,8 +48,7 @@ def test_near_deterministic_target_gives_the_location_fine_leaves(near_determini
     # The scale keeps the "auto" size: a variance from two rows is noise.
     assert model.min_child_samples_ == 9
     # The same fit as asking for those leaves explicitly.
-    explicit = db.DistributionalRegressor(
-        random_state=0, learning_rate=LR, param_options={"loc": {"min_child_samples": 2}}).fit(
+    explicit = _model(param_options={"loc": {"min_child_samples": 2}}).fit(
         X, y)
     assert explicit.location_min_child_samples_ == 2
     np.testing.assert_allclose(model.predict_raw(X), explicit.predict_raw(X), rtol=1e-12)
@@ -53,8 +57,7 @@ def test_near_deterministic_target_gives_the_location_fine_leaves(near_determini
 def test_fine_leaves_follow_the_function_better_on_fresh_rows(near_deterministic):
     X, y, model = near_deterministic
     X_new, y_new = _design(3000, 0.05, seed=1)
-    coarse = db.DistributionalRegressor(
-        random_state=0, learning_rate=LR, param_options={"loc": {"min_child_samples": 9}}).fit(
+    coarse = _model(param_options={"loc": {"min_child_samples": 9}}).fit(
         X, y)
 
     def rmse(m):
@@ -65,7 +68,7 @@ def test_fine_leaves_follow_the_function_better_on_fresh_rows(near_deterministic
 
 def test_noisy_target_keeps_the_auto_leaves():
     X, y = _design(300, 3.0)
-    model = db.DistributionalRegressor(random_state=0, learning_rate=LR).fit(X, y)
+    model = _model().fit(X, y)
     assert model.location_min_child_samples_ == model.min_child_samples_ == 9
 
 
@@ -75,21 +78,19 @@ def test_noisy_target_keeps_the_auto_leaves():
 ])
 def test_a_users_leaf_size_is_never_changed(options, expected):
     X, y = _design(300, 0.05)
-    model = db.DistributionalRegressor(random_state=0, learning_rate=LR, **options).fit(X, y)
+    model = _model(**options).fit(X, y)
     assert model.location_min_child_samples_ == expected
 
 
 def test_families_without_a_location_have_none():
     X, y = _design(300, 0.05)
-    model = db.DistributionalRegressor(family="gamma", random_state=0, learning_rate=LR,
-                                       n_estimators=20).fit(X, np.exp(y / 10))
+    model = _model(family="gamma", n_estimators=20).fit(X, np.exp(y / 10))
     assert model.location_min_child_samples_ is None
 
 
 def test_lognormal_judges_the_location_of_log_y():
     X, y = _design(300, 0.05)
-    model = db.DistributionalRegressor(family="lognormal", random_state=0, learning_rate=LR).fit(
-        X, np.exp(y / 10))
+    model = _model(family="lognormal").fit(X, np.exp(y / 10))
     assert model.location_min_child_samples_ == FINE_MIN_CHILD_SAMPLES
 
 
