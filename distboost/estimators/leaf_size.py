@@ -37,8 +37,9 @@ import numpy as np
 from .location_start import location_transform
 from .tree_options import TreeOptions
 
-__all__ = ["FINE_MIN_CHILD_SAMPLES", "NEAR_DETERMINISTIC_R2", "location_column", "location_index",
-           "fine_location_options", "out_of_fold_r2"]
+__all__ = ["FINE_MIN_CHILD_SAMPLES", "NEAR_DETERMINISTIC_R2", "location_index",
+           "location_column", "location_leaf_rows", "fine_location_options",
+           "out_of_fold_r2"]
 
 #: Out-of-fold R^2 of the location from which its fine leaves are tried (the noise's
 #: standard deviation below 14 % of the target's).
@@ -47,19 +48,19 @@ NEAR_DETERMINISTIC_R2 = 0.98
 FINE_MIN_CHILD_SAMPLES = 2
 
 
-def location_index(family) -> int | None:
-    """The raw output of a family's location (a scalar ``loc`` of ``y`` or ``log y``), or
-    None."""
-    if location_transform(family) is None or "loc" not in family.param_names:
+def location_index(family, n_outputs: int) -> int | None:
+    """The raw output of a family's location (a scalar ``loc`` of ``y`` or ``log y``) among
+    ``n_outputs`` raw outputs, or None (no such location, or not one raw output per
+    parameter: a varying-coefficient model's coefficients)."""
+    names = list(family.param_names)
+    if location_transform(family) is None or "loc" not in names or n_outputs != len(names):
         return None
-    return list(family.param_names).index("loc")
+    return names.index("loc")
 
 
-def location_column(estimator, family) -> int | None:
+def location_column(estimator, family, n_outputs: int) -> int | None:
     """The raw output of the location when the rule can apply to this fit, else None:
     a family with a location, LightGBM's trees, and no leaf size set by the user."""
-    if location_index(family) is None:
-        return None
     if (getattr(estimator, "base_learner", None) is not None
             or getattr(estimator, "backend", None) not in (None, "lightgbm")):
         return None
@@ -68,7 +69,18 @@ def location_column(estimator, family) -> int | None:
     own = (getattr(estimator, "param_options", None) or {}).get("loc", {})
     if "min_child_samples" in own:
         return None
-    return location_index(family)
+    return location_index(family, n_outputs)
+
+
+def location_leaf_rows(family, params, n_outputs: int) -> int | None:
+    """Minimum rows of the location's leaves in a run with engine ``params`` (an
+    :class:`~distboost.boosting.EngineParams`), None without a location."""
+    column = location_index(family, n_outputs)
+    if column is None:
+        return None
+    if params.per_parameter:
+        return int(params.per_parameter[column][0].min_child_samples)
+    return int(params.min_child_samples)
 
 
 def out_of_fold_r2(family, oof_raw: np.ndarray, y: np.ndarray, sample_weight,

@@ -28,7 +28,7 @@ from .leaf_size import (
     NEAR_DETERMINISTIC_R2,
     fine_location_options,
     location_column,
-    location_index,
+    location_leaf_rows,
     out_of_fold_r2,
 )
 from .linear_start import LinearStart, choose_linear_start, fit_linear_start
@@ -124,7 +124,7 @@ class FitRuns:
             plain = fit(None, context)
             if not self._beats(run, plain, val, context):
                 run = plain
-        column = self._fine_leaves_column(family, run.objective)
+        column = location_column(self, family, run.objective.n_outputs)
         if (column is not None and val[0] is not None and mode != "constant"
                 and out_of_fold_r2(family, self._validation_raw(run, val, context), val[1],
                                    val[2], column) >= NEAR_DETERMINISTIC_R2):
@@ -135,14 +135,6 @@ class FitRuns:
                 context["_tree_options_"] = fine["_tree_options_"]
                 run = other
         return run
-
-    def _fine_leaves_column(self, family, objective) -> int | None:
-        """The location's raw output when the leaf-size rule applies to this fit
-        (:func:`~distboost.estimators.leaf_size.location_column`; one raw output per
-        parameter: not a varying-coefficient model's coefficients)."""
-        if objective.n_outputs != len(family.param_names):
-            return None
-        return location_column(self, family)
 
     def _beats(self, challenger: Run, incumbent: Run, val, context) -> bool:
         """Whether ``challenger``'s validation loss is lower than ``incumbent``'s by more
@@ -162,7 +154,7 @@ class FitRuns:
         """A cross-validated ``run`` or, on near-deterministic data, the run with the
         location's fine leaves when its cross-validated loss is lower
         (:mod:`distboost.estimators.leaf_size`; ``context``'s tree options follow)."""
-        column = self._fine_leaves_column(family, run.objective)
+        column = location_column(self, family, run.objective.n_outputs)
         if (column is None or run.oof is None
                 or out_of_fold_r2(family, run.oof, y, sample_weight, column)
                 < NEAR_DETERMINISTIC_R2):
@@ -295,7 +287,7 @@ class FitRuns:
             curve = np.array([start_score, *ensemble.evals_result_["valid"][self._metric]])
         return Run(ensemble, objective, step, curve, linear=linear,
                    sizes=(params.num_leaves, params.min_child_samples), location=start,
-                   location_leaf_rows=_location_leaf_rows(family, params, objective))
+                   location_leaf_rows=location_leaf_rows(family, params, objective.n_outputs))
 
     def _location_start(self, plan, objective, X, y, sample_weight, val, data, data_val,
                         context, seed):
@@ -418,7 +410,7 @@ class FitRuns:
         # rows: scale x 2.6, test NLL 0.49 above the constant's).
         column = final.objective.dispersion_column()
         shift = self.calibrate and column is not None
-        if not shift and self._fine_leaves_column(family, final.objective) is None:
+        if not shift and location_column(self, family, final.objective.n_outputs) is None:
             final.members = runs
             return final
         oof = np.empty((n, final.objective.n_outputs))
@@ -462,17 +454,6 @@ class FitRuns:
             if not mean[rounds - 1] < np.average(constant, weights=weights):
                 return None
         return {**plan, "rounds": rounds}
-
-
-def _location_leaf_rows(family, params, objective) -> int | None:
-    """Minimum rows of the location's leaves in a run with engine ``params`` (None for a
-    family without a location, or a varying-coefficient model's coefficients)."""
-    column = location_index(family)
-    if column is None or objective.n_outputs != len(family.param_names):
-        return None
-    if params.per_parameter:
-        return int(params.per_parameter[column][0].min_child_samples)
-    return int(params.min_child_samples)
 
 
 def _mean_loss(loss, raw, data, weight) -> float:
