@@ -142,8 +142,8 @@ def test_calibrated_paths_are_reproducible_and_shaped():
 
 
 def test_backtest_coverage_and_the_auto_rule():
-    table = pd.DataFrame({"pit": [0.01, 0.5, 0.5, 0.97, np.nan]})
-    assert backtest_coverage(table) == 0.5  # NaN rows left out
+    table = pd.DataFrame({"hit_90": [False, True, True, False]})
+    assert backtest_coverage(table) == 0.5
     assert needs_calibration(0.5) and needs_calibration(0.97)
     assert not needs_calibration(AUTO_COVERAGE[0]) and not needs_calibration(0.9)
 
