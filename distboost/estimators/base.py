@@ -97,11 +97,11 @@ best_iterations_ : dict of str to int
     ``predict_*(X, iteration=t)`` reads output ``k`` at ``min(t, best_iterations_[k])``.
 num_leaves_, min_child_samples_ : int
     The tree sizes used ("auto" resolved for the training rows).
-location_min_child_samples_ : int or None
-    Minimum rows of the location's leaves (families with a scalar ``loc``; None for the
-    others): ``min_child_samples_`` unless ``param_options`` set it, or a cross-validated
-    fit on near-deterministic data chose finer leaves
-    (:mod:`distboost.estimators.leaf_size`).
+location_num_leaves_, location_min_child_samples_ : int or None
+    Leaves, and minimum rows of a leaf, of the location's trees (families with a scalar
+    ``loc``; None for the others): ``num_leaves_`` and ``min_child_samples_`` unless
+    ``param_options`` set them, or the fit chose finer leaves on near-deterministic data
+    or repeated feature rows (:mod:`distboost.estimators.leaf_size`).
 evals_result_ : dict
     Loss history per round: ``{"train": {"nll": [...]}, "valid": {"nll": [...]}}``
     (keyed "crps" for ``scoring_rule="crps"``); after cross-validation "valid" is the
@@ -263,7 +263,9 @@ feature_names_in_ : ndarray of str
             "evals_result_": evals,
             "num_leaves_": run.sizes[0],
             "min_child_samples_": run.sizes[1],
-            "location_min_child_samples_": run.location_leaf_rows,
+            "location_num_leaves_": None if run.location_size is None else run.location_size[0],
+            "location_min_child_samples_": (None if run.location_size is None
+                                            else run.location_size[1]),
             **self._fitted_from_run(run),
         }
         for name, value in attrs.items():
@@ -479,8 +481,8 @@ feature_names_in_ : ndarray of str
         """The fitted state as JSON values (for :mod:`distboost.persistence`)."""
         state = {name: getattr(self, name) for name in self._state_attrs}
         state["n_features_in_"] = self.n_features_in_
-        state["location_min_child_samples_"] = getattr(self, "location_min_child_samples_",
-                                                       None)
+        for name in ("location_num_leaves_", "location_min_child_samples_"):
+            state[name] = getattr(self, name, None)
         if hasattr(self, "feature_names_in_"):
             state["feature_names_in_"] = list(self.feature_names_in_)
         state["categories"] = getattr(self, "_categories_", None)
@@ -502,7 +504,8 @@ feature_names_in_ : ndarray of str
         for name in self._state_attrs:
             setattr(self, name, state[name])
         self.n_features_in_ = state["n_features_in_"]
-        # Absent from files saved before the attribute existed.
+        # Absent from files saved before the attributes existed.
+        self.location_num_leaves_ = state.get("location_num_leaves_")
         self.location_min_child_samples_ = state.get("location_min_child_samples_")
         if "feature_names_in_" in state:
             self.feature_names_in_ = np.asarray(state["feature_names_in_"], dtype=object)

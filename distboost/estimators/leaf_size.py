@@ -1,4 +1,4 @@
-"""The location's leaf size on near-deterministic small data.
+"""The location's leaf size on near-deterministic small data and on repeated feature rows.
 
 A leaf of at least ``min_child_samples`` rows protects its value from the noise of the rows
 behind it; the "auto" size (:func:`~distboost.estimators.options.auto_tree_size`, about
@@ -7,20 +7,36 @@ features the trade-off turns round: the noise is a small fraction of the target'
 and leaves of a dozen rows average over a function that changes within them, so the
 location's trees cannot follow it however many rounds they run (a leaf's bias, not its
 noise, dominates; the shrinkage of every tree already averages the noise over rounds).
+Where the feature rows repeat (the same x measured several times: wine's lab analyses,
+discrete features), a new row has a fair chance of repeating a training row, and the
+targets of its repeats are a sample of its own law; leaves of a few rows, and enough of
+them, let the location's trees isolate repeated points as nearest-neighbour and forest
+methods do.
 
 The rule, for a family with a location (:data:`~distboost.estimators.location_start.IDENTITY`
-and :data:`~distboost.estimators.location_start.LOG`) fitted with validation rows: when the
-location predicts the validation rows (the out-of-fold rows of a cross-validated fit, below
-1,000 rows) with an R^2 of at least :data:`NEAR_DETERMINISTIC_R2` (of ``log y`` for the
-LogNormal), the fit is run once more with the location's leaves down to
-:data:`FINE_MIN_CHILD_SAMPLES` rows (the other parameters keep theirs: a scale estimated from
-two rows is noise), and that run is kept when it wins: a lower cross-validated loss, or on
-held-out rows (``eval_set`` or the seeded split) a validation loss lower by more than one
-standard error of the paired per-row differences.  Designed experiments (UCI's energy and
-yacht: a target computed on a grid of a few levels per feature) are where this pays; on a
-smooth function of continuous features the finer leaves rarely win and are not kept.  A
-user's own ``min_child_samples`` (shared or the location's in ``param_options``) is never
-changed.  The fitted ``location_min_child_samples_`` says what the location used.
+and :data:`~distboost.estimators.location_start.LOG`) fitted with validation rows, tries the
+fit once more with the location's leaves down to :data:`FINE_MIN_CHILD_SAMPLES` rows (the
+other parameters keep theirs: a scale estimated from two rows is noise) in two cases:
+
+- near-deterministic data: the location predicts the validation rows (the out-of-fold rows
+  of a cross-validated fit, below 1,000 rows) with an R^2 of at least
+  :data:`NEAR_DETERMINISTIC_R2` (of ``log y`` for the LogNormal).  The fine run is kept when
+  it wins: a lower cross-validated loss, or on held-out rows (``eval_set`` or the seeded
+  split) a validation loss lower by more than one standard error of the paired per-row
+  differences.  Designed experiments (UCI's energy and yacht: a target computed on a grid
+  of a few levels per feature) are where this pays; on a smooth function of continuous
+  features the finer leaves rarely win and are not kept.
+- repeated feature rows: at least :data:`REPEATED_ROWS_SHARE` of fewer than
+  :data:`REPEATED_ROWS_MAX` training rows share all their features with another row.  The
+  location also gets :data:`REPEATED_ROWS_LEAVES` leaves, and the fine run is the
+  favourite: kept unless the "auto" leaves win (a lower cross-validated loss, or on held-out
+  rows by more than one standard error).  A few hundred validation rows cannot tell the two
+  apart reliably (on red wine the paired standard error is as large as the gain), and the
+  repeats themselves are the evidence for the finer leaves.
+
+A user's own ``min_child_samples`` or ``num_leaves`` (shared or the location's in
+``param_options``) is never changed.  The fitted ``location_min_child_samples_`` says what
+the location used.
 
 References
 ----------
@@ -33,19 +49,30 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pandas as pd
 
 from .location_start import location_transform
 from .tree_options import TreeOptions
 
-__all__ = ["FINE_MIN_CHILD_SAMPLES", "NEAR_DETERMINISTIC_R2", "location_index",
-           "location_column", "location_leaf_rows", "fine_location_options",
-           "out_of_fold_r2"]
+__all__ = ["FINE_MIN_CHILD_SAMPLES", "NEAR_DETERMINISTIC_R2", "REPEATED_ROWS_SHARE",
+           "REPEATED_ROWS_LEAVES", "REPEATED_ROWS_MAX", "location_index", "location_column",
+           "location_tree_size", "fine_leaves_candidate", "fine_location_options",
+           "out_of_fold_r2", "repeated_rows_share"]
 
 #: Out-of-fold R^2 of the location from which its fine leaves are tried (the noise's
 #: standard deviation below 14 % of the target's).
 NEAR_DETERMINISTIC_R2 = 0.98
 #: The location's ``min_child_samples`` tried on near-deterministic data.
 FINE_MIN_CHILD_SAMPLES = 2
+#: Share of training rows whose features repeat another row's from which the fine leaves
+#: are tried (one row in ten).
+REPEATED_ROWS_SHARE = 0.10
+#: Training rows below which repeated feature rows are looked for (the "auto" leaves of
+#: larger data hold 20 rows: the fine ones change less, and the second fit costs more).
+REPEATED_ROWS_MAX = 10_000
+#: The location's ``num_leaves`` tried with the fine leaves on repeated feature rows (the
+#: cap of the "auto" size), unless the user set it.
+REPEATED_ROWS_LEAVES = 31
 
 
 def location_index(family, n_outputs: int) -> int | None:
@@ -72,15 +99,14 @@ def location_column(estimator, family, n_outputs: int) -> int | None:
     return location_index(family, n_outputs)
 
 
-def location_leaf_rows(family, params, n_outputs: int) -> int | None:
-    """Minimum rows of the location's leaves in a run with engine ``params`` (an
-    :class:`~distboost.boosting.EngineParams`), None without a location."""
+def location_tree_size(family, params, n_outputs: int) -> tuple[int, int] | None:
+    """``(num_leaves, min_child_samples)`` of the location's trees in a run with engine
+    ``params`` (an :class:`~distboost.boosting.EngineParams`), None without a location."""
     column = location_index(family, n_outputs)
     if column is None:
         return None
-    if params.per_parameter:
-        return int(params.per_parameter[column][0].min_child_samples)
-    return int(params.min_child_samples)
+    own = params.per_parameter[column][0] if params.per_parameter else params
+    return int(own.num_leaves), int(own.min_child_samples)
 
 
 def out_of_fold_r2(family, oof_raw: np.ndarray, y: np.ndarray, sample_weight,
@@ -112,10 +138,75 @@ def out_of_fold_r2(family, oof_raw: np.ndarray, y: np.ndarray, sample_weight,
     return float(1.0 - resid / total)
 
 
-def fine_location_options(tree_options: TreeOptions, column: int) -> TreeOptions:
+def repeated_rows_share(X) -> float:
+    """Share of the rows of ``X`` whose features all equal another row's (missing values
+    equal to missing values).
+
+    Parameters
+    ----------
+    X : ndarray or DataFrame of shape (n, p)
+
+    Returns
+    -------
+    float
+        In [0, 1]; 0 for fewer than two rows.
+    """
+    if len(X) < 2:
+        return 0.0
+    frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X))
+    return float(frame.duplicated(keep=False).mean())
+
+
+def fine_location_options(tree_options: TreeOptions, column: int,
+                          num_leaves: int | None = None) -> TreeOptions:
     """``tree_options`` with the location's (raw output ``column``) leaves down to
-    :data:`FINE_MIN_CHILD_SAMPLES` rows."""
+    :data:`FINE_MIN_CHILD_SAMPLES` rows and, when ``num_leaves`` is given, that many of
+    them."""
     outputs = list(tree_options.outputs)
     overrides, cols = outputs[column]
-    outputs[column] = ({**overrides, "min_child_samples": FINE_MIN_CHILD_SAMPLES}, cols)
+    fine = {"min_child_samples": FINE_MIN_CHILD_SAMPLES}
+    if num_leaves is not None:
+        fine["num_leaves"] = num_leaves
+    outputs[column] = ({**overrides, **fine}, cols)
     return dataclasses.replace(tree_options, outputs=outputs)
+
+
+def fine_leaves_candidate(estimator, family, X, tree_options: TreeOptions, n_outputs: int,
+                          location_r2) -> tuple[TreeOptions, bool] | None:
+    """The tree options of the fine-leaved run to try, and whether the fine leaves are the
+    favourite (repeated feature rows), or None when the rule does not apply.
+
+    The rule applies when :func:`location_column` finds a location and either the feature
+    rows repeat (a share of at least :data:`REPEATED_ROWS_SHARE` of fewer than
+    :data:`REPEATED_ROWS_MAX` rows) or ``location_r2(column)`` (the location's R^2 on the
+    validation or out-of-fold rows, called only when needed) is at least
+    :data:`NEAR_DETERMINISTIC_R2`.  On repeated rows the location also gets
+    :data:`REPEATED_ROWS_LEAVES` leaves unless the user set ``num_leaves`` (shared or the
+    location's).
+
+    Parameters
+    ----------
+    estimator : estimator being fitted
+    family : Family
+    X : ndarray or DataFrame of shape (n, p)
+        The training rows.
+    tree_options : TreeOptions
+    n_outputs : int
+    location_r2 : callable
+        ``location_r2(column) -> float``.
+
+    Returns
+    -------
+    (TreeOptions, bool) or None
+    """
+    column = location_column(estimator, family, n_outputs)
+    if column is None:
+        return None
+    repeated = (len(X) < REPEATED_ROWS_MAX
+                and repeated_rows_share(X) >= REPEATED_ROWS_SHARE)
+    if not repeated and location_r2(column) < NEAR_DETERMINISTIC_R2:
+        return None
+    own = (getattr(estimator, "param_options", None) or {}).get("loc", {})
+    leaves = (REPEATED_ROWS_LEAVES if repeated and estimator.num_leaves == "auto"
+              and "num_leaves" not in own else None)
+    return fine_location_options(tree_options, column, leaves), repeated

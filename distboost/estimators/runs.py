@@ -25,10 +25,9 @@ from ..boosting.ensemble import FittedEnsemble
 from ..objective import FamilyObjective, slope_mask
 from .calibration import DispersionSearch, apply_shift, best_dispersion_shift
 from .leaf_size import (
-    NEAR_DETERMINISTIC_R2,
-    fine_location_options,
+    fine_leaves_candidate,
     location_column,
-    location_leaf_rows,
+    location_tree_size,
     out_of_fold_r2,
 )
 from .linear_start import LinearStart, choose_linear_start, fit_linear_start
@@ -62,8 +61,9 @@ class Run:
     linear: LinearStart | None = None
     sizes: tuple[int, int] = (0, 0)
     location: LocationStart | None = None
-    #: Minimum rows of the location's leaves (families with a location), else None.
-    location_leaf_rows: int | None = None
+    #: ``(num_leaves, min_child_samples)`` of the location's trees (families with a
+    #: location), else None.
+    location_size: tuple[int, int] | None = None
     #: A cross-validated fit's out-of-fold raw scores at the refit's rounds, (n, K).
     oof: np.ndarray | None = None
     #: A cross-validated fit's fold runs at the kept round: ``predict_uncertainty``'s
@@ -92,8 +92,8 @@ class FitRuns:
         validation loss is lower by more than one standard error of the paired per-row
         differences (under cross-validation: a lower cross-validated loss).  On small data
         a point model can start the location worse than the constant, and the comparison
-        is cheap there.  On near-deterministic data the location's fine leaves are tried
-        the same way (:mod:`distboost.estimators.leaf_size`).
+        is cheap there.  On near-deterministic data and on repeated feature rows the
+        location's fine leaves are tried the same way (:mod:`distboost.estimators.leaf_size`).
         """
         compare = (location is not None and location["auto"]
                    and len(y) < AUTO_COMPARE_ROWS)
@@ -104,7 +104,7 @@ class FitRuns:
                 plain = self._fit_cross_validated(family, X, y, sample_weight, context, seed)
                 if np.nanmin(plain.cv_curve) <= np.nanmin(run.cv_curve):
                     run = plain
-            return self._near_deterministic(run, family, X, y, sample_weight, context, seed,
+            return self._fine_leaves(run, family, X, y, sample_weight, context, seed,
                                             location if run.location is not None else None)
         X, y, sample_weight, val = self._validation_rows(
             family, X, y, sample_weight, eval_set, eval_weight, mode, context, seed)
@@ -124,14 +124,17 @@ class FitRuns:
             plain = fit(None, context)
             if not self._beats(run, plain, val, context):
                 run = plain
-        column = location_column(self, family, run.objective.n_outputs)
-        if (column is not None and val[0] is not None and mode != "constant"
-                and out_of_fold_r2(family, self._validation_raw(run, val, context), val[1],
-                                   val[2], column) >= NEAR_DETERMINISTIC_R2):
-            fine = {**context, "_tree_options_": fine_location_options(
-                context["_tree_options_"], column)}
+        options = None if val[0] is None or mode == "constant" else fine_leaves_candidate(
+            self, family, X, context["_tree_options_"], run.objective.n_outputs,
+            lambda column: out_of_fold_r2(family, self._validation_raw(run, val, context),
+                                          val[1], val[2], column))
+        if options is not None:
+            fine = {**context, "_tree_options_": options[0]}
             other = fit(location if run.location is not None else None, fine)
-            if self._beats(other, run, val, fine):
+            # On repeated rows the fine leaves are the favourite, kept unless the "auto"
+            # leaves win by more than one standard error; elsewhere the reverse.
+            if (not self._beats(run, other, val, fine) if options[1]
+                    else self._beats(other, run, val, fine)):
                 context["_tree_options_"] = fine["_tree_options_"]
                 run = other
         return run
@@ -149,20 +152,21 @@ class FitRuns:
         se = float(np.sqrt(w @ (diff - mean) ** 2 / max(len(diff) - 1, 1)))
         return mean + se < 0.0
 
-    def _near_deterministic(self, run: Run, family, X, y, sample_weight, context, seed,
+    def _fine_leaves(self, run: Run, family, X, y, sample_weight, context, seed,
                             location) -> Run:
-        """A cross-validated ``run`` or, on near-deterministic data, the run with the
-        location's fine leaves when its cross-validated loss is lower
-        (:mod:`distboost.estimators.leaf_size`; ``context``'s tree options follow)."""
-        column = location_column(self, family, run.objective.n_outputs)
-        if (column is None or run.oof is None
-                or out_of_fold_r2(family, run.oof, y, sample_weight, column)
-                < NEAR_DETERMINISTIC_R2):
+        """A cross-validated ``run`` or, on near-deterministic data or repeated feature
+        rows, the run with the location's fine leaves when its cross-validated loss is lower
+        (no higher on repeated rows; :mod:`distboost.estimators.leaf_size`; ``context``'s
+        tree options follow)."""
+        options = None if run.oof is None else fine_leaves_candidate(
+            self, family, X, context["_tree_options_"], run.objective.n_outputs,
+            lambda column: out_of_fold_r2(family, run.oof, y, sample_weight, column))
+        if options is None:
             return run
-        fine = {**context, "_tree_options_": fine_location_options(
-            context["_tree_options_"], column)}
+        fine = {**context, "_tree_options_": options[0]}
         other = self._fit_cross_validated(family, X, y, sample_weight, fine, seed, location)
-        if np.nanmin(other.cv_curve) < np.nanmin(run.cv_curve):
+        fine_loss, auto_loss = np.nanmin(other.cv_curve), np.nanmin(run.cv_curve)
+        if fine_loss <= auto_loss if options[1] else fine_loss < auto_loss:
             context["_tree_options_"] = fine["_tree_options_"]
             return other
         return run
@@ -287,7 +291,7 @@ class FitRuns:
             curve = np.array([start_score, *ensemble.evals_result_["valid"][self._metric]])
         return Run(ensemble, objective, step, curve, linear=linear,
                    sizes=(params.num_leaves, params.min_child_samples), location=start,
-                   location_leaf_rows=location_leaf_rows(family, params, objective.n_outputs))
+                   location_size=location_tree_size(family, params, objective.n_outputs))
 
     def _location_start(self, plan, objective, X, y, sample_weight, val, data, data_val,
                         context, seed):

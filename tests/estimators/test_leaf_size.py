@@ -1,16 +1,20 @@
 """Tests of distboost.estimators.leaf_size: the location's fine leaves on near-deterministic
-small data."""
+small data and on repeated feature rows."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import distboost as db
+from distboost.estimators import leaf_size
 from distboost.estimators.leaf_size import (
     FINE_MIN_CHILD_SAMPLES,
     NEAR_DETERMINISTIC_R2,
+    REPEATED_ROWS_LEAVES,
     out_of_fold_r2,
+    repeated_rows_share,
 )
 from distboost.families import get
 
@@ -35,10 +39,20 @@ def _design(n, noise, seed=0):
     return X, f + noise * rng.normal(size=n)
 
 
+@pytest.fixture(autouse=True)
+def grid_rows_are_not_repeats(request, monkeypatch):
+    """The grid's cells repeat (96 cells, 300 rows): the tests of the R^2 rule switch the
+    repeated-rows rule off; those of repeated rows (named so) keep it."""
+    if "repeated" not in request.node.name:
+        monkeypatch.setattr(leaf_size, "REPEATED_ROWS_SHARE", 1.1)
+
+
 @pytest.fixture(scope="module")
 def near_deterministic():
     X, y = _design(300, 0.05)
-    return X, y, _model().fit(X, y)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(leaf_size, "REPEATED_ROWS_SHARE", 1.1)
+        return X, y, _model().fit(X, y)
 
 
 def test_near_deterministic_target_gives_the_location_fine_leaves(near_deterministic):
@@ -47,6 +61,7 @@ def test_near_deterministic_target_gives_the_location_fine_leaves(near_determini
     assert model.location_min_child_samples_ == FINE_MIN_CHILD_SAMPLES
     # The scale keeps the "auto" size: a variance from two rows is noise.
     assert model.min_child_samples_ == 9
+    assert model.location_num_leaves_ == model.num_leaves_
     # The same fit as asking for those leaves explicitly.
     explicit = _model(param_options={"loc": {"min_child_samples": 2}}).fit(
         X, y)
@@ -86,6 +101,7 @@ def test_families_without_a_location_have_none():
     X, y = _design(300, 0.05)
     model = _model(family="gamma", n_estimators=20).fit(X, np.exp(y / 10))
     assert model.location_min_child_samples_ is None
+    assert model.location_num_leaves_ is None
 
 
 def test_lognormal_judges_the_location_of_log_y():
@@ -111,4 +127,64 @@ def test_saved_and_loaded(near_deterministic, tmp_path):
     model.save(tmp_path / "m.json")
     loaded = db.load(tmp_path / "m.json")
     assert loaded.location_min_child_samples_ == FINE_MIN_CHILD_SAMPLES
+    assert loaded.location_num_leaves_ == model.location_num_leaves_
     np.testing.assert_allclose(loaded.predict_raw(X), model.predict_raw(X))
+
+
+def _repeated(n_points, repeats, seed=0, noise=0.3):
+    """Measurements repeated at ``n_points`` points (as red wine's lab analyses): a smooth
+    function of three continuous features plus a value of each point that no smooth
+    function has, and ``noise``; the points are the same for every seed."""
+    points = np.random.default_rng(7).uniform(size=(n_points, 3))
+    own = np.random.default_rng(8).normal(size=n_points)
+    rng = np.random.default_rng(seed)
+    which = np.repeat(np.arange(n_points), repeats)
+    X = points[which]
+    y = 3.0 * X[:, 0] + np.sin(4.0 * X[:, 1]) + own[which] + noise * rng.normal(size=len(X))
+    return X, y
+
+
+def test_repeated_rows_share_counts_every_member_of_a_repeat():
+    X = np.array([[1.0, np.nan], [1.0, np.nan], [2.0, 0.0], [3.0, 0.0]])
+    assert repeated_rows_share(X) == 0.5  # NaN repeats NaN
+    frame = pd.DataFrame({"a": pd.Categorical(["x", "x", "y", "y"]), "b": [1.0, 1.0, 1.0, 2.0]})
+    assert repeated_rows_share(frame) == 0.5
+    assert repeated_rows_share(X[:1]) == 0.0
+
+
+def test_repeated_rows_give_the_location_fine_and_more_leaves():
+    X, y = _repeated(80, 5)
+    model = _model().fit(X, y)
+    assert model.early_stopping_ == "cv"
+    assert model.location_min_child_samples_ == FINE_MIN_CHILD_SAMPLES
+    assert model.location_num_leaves_ == REPEATED_ROWS_LEAVES > model.num_leaves_
+    explicit = _model(param_options={"loc": {"num_leaves": REPEATED_ROWS_LEAVES,
+                                             "min_child_samples": 2}}).fit(X, y)
+    np.testing.assert_allclose(model.predict_raw(X), explicit.predict_raw(X), rtol=1e-12)
+    # New measurements at the same points: the fine leaves know each point's own value.
+    X_new, y_new = _repeated(80, 20, seed=1)
+    auto = _model(param_options={"loc": {"min_child_samples": model.min_child_samples_}})
+    auto.fit(X, y)
+    assert auto.location_min_child_samples_ > FINE_MIN_CHILD_SAMPLES
+    assert model.score(X_new, y_new) > auto.score(X_new, y_new) + 0.05
+
+
+def test_repeated_rows_keep_a_users_num_leaves():
+    X, y = _repeated(80, 5)
+    model = _model(num_leaves=6).fit(X, y)
+    assert model.location_min_child_samples_ == FINE_MIN_CHILD_SAMPLES
+    assert model.location_num_leaves_ == 6
+    explicit = _model(num_leaves=6, param_options={"loc": {"min_child_samples": 2}}).fit(X, y)
+    np.testing.assert_allclose(model.predict_raw(X), explicit.predict_raw(X), rtol=1e-12)
+
+
+def test_repeated_rows_on_held_out_rows(monkeypatch):
+    X, y = _repeated(80, 5)
+    X_val, y_val = _repeated(80, 2, seed=2)
+    model = _model().fit(X, y, eval_set=(X_val, y_val))
+    assert model.early_stopping_ == "eval_set"
+    assert model.location_min_child_samples_ == FINE_MIN_CHILD_SAMPLES
+    # Above REPEATED_ROWS_MAX rows the repeats are not looked for.
+    monkeypatch.setattr(leaf_size, "REPEATED_ROWS_MAX", 100)
+    model = _model().fit(X, y, eval_set=(X_val, y_val))
+    assert model.location_min_child_samples_ > FINE_MIN_CHILD_SAMPLES
