@@ -101,7 +101,7 @@ location_num_leaves_, location_min_child_samples_ : int or None
     Leaves, and minimum rows of a leaf, of the location's trees (families with a scalar
     ``loc``; None for the others): ``num_leaves_`` and ``min_child_samples_`` unless
     ``param_options`` set them, or the fit chose finer leaves on near-deterministic data
-    or repeated feature rows (:mod:`distboost.estimators.leaf_size`).
+    or repeated records (:mod:`distboost.estimators.leaf_size`).
 evals_result_ : dict
     Loss history per round: ``{"train": {"nll": [...]}, "valid": {"nll": [...]}}``
     (keyed "crps" for ``scoring_rule="crps"``); after cross-validation "valid" is the

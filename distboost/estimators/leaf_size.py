@@ -1,4 +1,4 @@
-"""The location's leaf size on near-deterministic small data and on repeated feature rows.
+"""The location's leaf size on near-deterministic small data and on repeated records.
 
 A leaf of at least ``min_child_samples`` rows protects its value from the noise of the rows
 behind it; the "auto" size (:func:`~distboost.estimators.options.auto_tree_size`, about
@@ -7,11 +7,12 @@ features the trade-off turns round: the noise is a small fraction of the target'
 and leaves of a dozen rows average over a function that changes within them, so the
 location's trees cannot follow it however many rounds they run (a leaf's bias, not its
 noise, dominates; the shrinkage of every tree already averages the noise over rounds).
-Where the feature rows repeat (the same x measured several times: wine's lab analyses,
-discrete features), a new row has a fair chance of repeating a training row, and the
-targets of its repeats are a sample of its own law; leaves of a few rows, and enough of
+Where records repeat (the same features and nearly the same target: UCI's red wine holds
+records entered twice), a new row has a fair chance of repeating a training record, whose
+target then says more about it than the location does; leaves of a few rows, and enough of
 them, let the location's trees isolate repeated points as nearest-neighbour and forest
-methods do.
+methods do.  Repeats whose targets vary as much as the location's errors (repeated
+measurements of a noisy process, discrete features) carry no such information.
 
 The rule, for a family with a location (:data:`~distboost.estimators.location_start.IDENTITY`
 and :data:`~distboost.estimators.location_start.LOG`) fitted with validation rows, tries the
@@ -26,13 +27,15 @@ other parameters keep theirs: a scale estimated from two rows is noise) in two c
   differences.  Designed experiments (UCI's energy and yacht: a target computed on a grid
   of a few levels per feature) are where this pays; on a smooth function of continuous
   features the finer leaves rarely win and are not kept.
-- repeated feature rows: at least :data:`REPEATED_ROWS_SHARE` of fewer than
-  :data:`REPEATED_ROWS_MAX` training rows share all their features with another row.  The
+- repeated records: at least :data:`REPEATED_ROWS_SHARE` of fewer than
+  :data:`REPEATED_ROWS_MAX` training rows share all their features with another row, and
+  the targets of those repeats vary (pooled within the groups) by at most
+  :data:`REPEATS_AGREE` times the location's mean squared error on the held-out rows.  The
   location also gets :data:`REPEATED_ROWS_LEAVES` leaves, and the fine run is the
   favourite: kept unless the "auto" leaves win (a lower cross-validated loss, or on held-out
   rows by more than one standard error).  A few hundred validation rows cannot tell the two
   apart reliably (on red wine the paired standard error is as large as the gain), and the
-  repeats themselves are the evidence for the finer leaves.
+  agreeing repeats themselves are the evidence for the finer leaves.
 
 A user's own ``min_child_samples`` or ``num_leaves`` (shared or the location's in
 ``param_options``) is never changed.  The fitted ``location_min_child_samples_`` says what
@@ -55,9 +58,10 @@ from .location_start import location_transform
 from .tree_options import TreeOptions
 
 __all__ = ["FINE_MIN_CHILD_SAMPLES", "NEAR_DETERMINISTIC_R2", "REPEATED_ROWS_SHARE",
-           "REPEATED_ROWS_LEAVES", "REPEATED_ROWS_MAX", "location_index", "location_column",
-           "location_tree_size", "fine_leaves_candidate", "fine_location_options",
-           "out_of_fold_r2", "repeated_rows_share"]
+           "REPEATED_ROWS_LEAVES", "REPEATED_ROWS_MAX", "REPEATS_AGREE", "location_index",
+           "location_column", "location_tree_size", "fine_leaves_candidate",
+           "fine_location_options", "location_mse", "out_of_fold_r2", "repeated_rows_share",
+           "within_repeats_variance"]
 
 #: Out-of-fold R^2 of the location from which its fine leaves are tried (the noise's
 #: standard deviation below 14 % of the target's).
@@ -67,6 +71,9 @@ FINE_MIN_CHILD_SAMPLES = 2
 #: Share of training rows whose features repeat another row's from which the fine leaves
 #: are tried (one row in ten).
 REPEATED_ROWS_SHARE = 0.10
+#: The targets of repeated rows must vary less than this share of the location's mean
+#: squared error on held-out rows (variances) for the repeats to count.
+REPEATS_AGREE = 0.5
 #: Training rows below which repeated feature rows are looked for (the "auto" leaves of
 #: larger data hold 20 rows: the fine ones change less, and the second fit costs more).
 REPEATED_ROWS_MAX = 10_000
@@ -128,14 +135,34 @@ def out_of_fold_r2(family, oof_raw: np.ndarray, y: np.ndarray, sample_weight,
     float
         ``-inf`` when ``y`` is constant.
     """
-    target = np.log(y) if location_transform(family) == "log" else np.asarray(y, np.float64)
+    target = _location_scale(family, y)
     w = np.ones(len(target)) if sample_weight is None else np.asarray(sample_weight, float)
     centre = np.average(target, weights=w)
     total = np.average((target - centre) ** 2, weights=w)
     if not total > 0.0:
         return -np.inf
-    resid = np.average((target - oof_raw[:, column]) ** 2, weights=w)
-    return float(1.0 - resid / total)
+    return float(1.0 - location_mse(family, oof_raw, y, sample_weight, column) / total)
+
+
+def location_mse(family, raw: np.ndarray, y: np.ndarray, sample_weight, column: int) -> float:
+    """Weighted mean squared error of the location (raw column ``column`` of ``raw``, shape
+    (n, K)) as a prediction of ``y`` (``log y`` for a location of ``log y``)."""
+    target = _location_scale(family, y)
+    w = np.ones(len(target)) if sample_weight is None else np.asarray(sample_weight, float)
+    return float(np.average((target - raw[:, column]) ** 2, weights=w))
+
+
+def _location_scale(family, y) -> np.ndarray:
+    y = np.asarray(y, np.float64)
+    return np.log(y) if location_transform(family) == "log" else y
+
+
+def _row_groups(X) -> np.ndarray:
+    """Group number of every row of ``X``: equal numbers for equal feature rows (missing
+    values equal to missing values)."""
+    frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X))
+    hashes = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    return np.unique(hashes, return_inverse=True)[1].ravel()
 
 
 def repeated_rows_share(X) -> float:
@@ -153,8 +180,34 @@ def repeated_rows_share(X) -> float:
     """
     if len(X) < 2:
         return 0.0
-    frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X))
-    return float(frame.duplicated(keep=False).mean())
+    groups = _row_groups(X)
+    return float(np.mean(np.bincount(groups)[groups] > 1))
+
+
+def within_repeats_variance(X, target) -> float:
+    """Pooled variance of ``target`` within groups of equal feature rows of ``X``: the sum
+    of squared deviations from each group's mean over the rows that repeat, divided by their
+    number less the number of groups; NaN when no row repeats.
+
+    Parameters
+    ----------
+    X : ndarray or DataFrame of shape (n, p)
+    target : ndarray of shape (n,)
+
+    Returns
+    -------
+    float
+    """
+    groups = _row_groups(X)
+    counts = np.bincount(groups)
+    repeated = counts[groups] > 1
+    n_groups = int(np.sum(counts > 1))
+    if len(X) < 2 or not repeated.any():
+        return float("nan")
+    target = np.asarray(target, np.float64)
+    means = np.bincount(groups, weights=target) / counts
+    deviations = (target - means[groups])[repeated]
+    return float(deviations @ deviations / (deviations.size - n_groups))
 
 
 def fine_location_options(tree_options: TreeOptions, column: int,
@@ -171,18 +224,23 @@ def fine_location_options(tree_options: TreeOptions, column: int,
     return dataclasses.replace(tree_options, outputs=outputs)
 
 
-def fine_leaves_candidate(estimator, family, X, tree_options: TreeOptions, n_outputs: int,
-                          location_r2) -> tuple[TreeOptions, bool] | None:
+def fine_leaves_candidate(estimator, family, X, y, tree_options: TreeOptions, n_outputs: int,
+                          held_out) -> tuple[TreeOptions, bool] | None:
     """The tree options of the fine-leaved run to try, and whether the fine leaves are the
-    favourite (repeated feature rows), or None when the rule does not apply.
+    favourite (repeated records), or None when the rule does not apply.
 
-    The rule applies when :func:`location_column` finds a location and either the feature
-    rows repeat (a share of at least :data:`REPEATED_ROWS_SHARE` of fewer than
-    :data:`REPEATED_ROWS_MAX` rows) or ``location_r2(column)`` (the location's R^2 on the
-    validation or out-of-fold rows, called only when needed) is at least
-    :data:`NEAR_DETERMINISTIC_R2`.  On repeated rows the location also gets
-    :data:`REPEATED_ROWS_LEAVES` leaves unless the user set ``num_leaves`` (shared or the
-    location's).
+    The rule applies when :func:`location_column` finds a location and either
+
+    - the feature rows repeat: at least :data:`REPEATED_ROWS_SHARE` of fewer than
+      :data:`REPEATED_ROWS_MAX` training rows share all their features with another row,
+      and the targets of the repeats agree: their pooled variance
+      (:func:`within_repeats_variance`) is at most :data:`REPEATS_AGREE` times the
+      location's mean squared error on the held-out rows (the repeats know something about
+      their point that the location does not); or
+    - the location's R^2 on the held-out rows is at least :data:`NEAR_DETERMINISTIC_R2`.
+
+    On repeated rows the location also gets :data:`REPEATED_ROWS_LEAVES` leaves unless the
+    user set ``num_leaves`` (shared or the location's).
 
     Parameters
     ----------
@@ -190,10 +248,14 @@ def fine_leaves_candidate(estimator, family, X, tree_options: TreeOptions, n_out
     family : Family
     X : ndarray or DataFrame of shape (n, p)
         The training rows.
+    y : ndarray of shape (n,)
+        Their targets.
     tree_options : TreeOptions
     n_outputs : int
-    location_r2 : callable
-        ``location_r2(column) -> float``.
+    held_out : callable
+        ``held_out() -> (raw, y_val, w_val)``: the run's raw scores on the held-out rows
+        (out of fold under cross-validation), shape (m, K), their targets and weights (or
+        None).
 
     Returns
     -------
@@ -202,9 +264,13 @@ def fine_leaves_candidate(estimator, family, X, tree_options: TreeOptions, n_out
     column = location_column(estimator, family, n_outputs)
     if column is None:
         return None
-    repeated = (len(X) < REPEATED_ROWS_MAX
-                and repeated_rows_share(X) >= REPEATED_ROWS_SHARE)
-    if not repeated and location_r2(column) < NEAR_DETERMINISTIC_R2:
+    raw, y_val, w_val = held_out()
+    repeated = False
+    if len(X) < REPEATED_ROWS_MAX and repeated_rows_share(X) >= REPEATED_ROWS_SHARE:
+        within = within_repeats_variance(X, _location_scale(family, y))
+        repeated = bool(within <= REPEATS_AGREE * location_mse(family, raw, y_val, w_val,
+                                                               column))
+    if not repeated and out_of_fold_r2(family, raw, y_val, w_val, column) < NEAR_DETERMINISTIC_R2:
         return None
     own = (getattr(estimator, "param_options", None) or {}).get("loc", {})
     leaves = (REPEATED_ROWS_LEAVES if repeated and estimator.num_leaves == "auto"

@@ -28,7 +28,6 @@ from .leaf_size import (
     fine_leaves_candidate,
     location_column,
     location_tree_size,
-    out_of_fold_r2,
 )
 from .linear_start import LinearStart, choose_linear_start, fit_linear_start
 from .location_start import (
@@ -92,7 +91,7 @@ class FitRuns:
         validation loss is lower by more than one standard error of the paired per-row
         differences (under cross-validation: a lower cross-validated loss).  On small data
         a point model can start the location worse than the constant, and the comparison
-        is cheap there.  On near-deterministic data and on repeated feature rows the
+        is cheap there.  On near-deterministic data and on repeated records the
         location's fine leaves are tried the same way (:mod:`distboost.estimators.leaf_size`).
         """
         compare = (location is not None and location["auto"]
@@ -125,9 +124,8 @@ class FitRuns:
             if not self._beats(run, plain, val, context):
                 run = plain
         options = None if val[0] is None or mode == "constant" else fine_leaves_candidate(
-            self, family, X, context["_tree_options_"], run.objective.n_outputs,
-            lambda column: out_of_fold_r2(family, self._validation_raw(run, val, context),
-                                          val[1], val[2], column))
+            self, family, X, y, context["_tree_options_"], run.objective.n_outputs,
+            lambda: (self._validation_raw(run, val, context), *val[1:]))
         if options is not None:
             fine = {**context, "_tree_options_": options[0]}
             other = fit(location if run.location is not None else None, fine)
@@ -159,8 +157,8 @@ class FitRuns:
         (no higher on repeated rows; :mod:`distboost.estimators.leaf_size`; ``context``'s
         tree options follow)."""
         options = None if run.oof is None else fine_leaves_candidate(
-            self, family, X, context["_tree_options_"], run.objective.n_outputs,
-            lambda column: out_of_fold_r2(family, run.oof, y, sample_weight, column))
+            self, family, X, y, context["_tree_options_"], run.objective.n_outputs,
+            lambda: (run.oof, y, sample_weight))
         if options is None:
             return run
         fine = {**context, "_tree_options_": options[0]}

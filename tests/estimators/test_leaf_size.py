@@ -15,6 +15,7 @@ from distboost.estimators.leaf_size import (
     REPEATED_ROWS_LEAVES,
     out_of_fold_r2,
     repeated_rows_share,
+    within_repeats_variance,
 )
 from distboost.families import get
 
@@ -131,17 +132,22 @@ def test_saved_and_loaded(near_deterministic, tmp_path):
     np.testing.assert_allclose(loaded.predict_raw(X), model.predict_raw(X))
 
 
-def _repeated(n_points, repeats, seed=0, noise=0.3):
-    """Measurements repeated at ``n_points`` points (as red wine's lab analyses): a smooth
-    function of three continuous features plus a value of each point that no smooth
-    function has, and ``noise``; the points are the same for every seed."""
-    points = np.random.default_rng(7).uniform(size=(n_points, 3))
-    own = np.random.default_rng(8).normal(size=n_points)
+def _law(n, rng):
+    X = rng.uniform(size=(n, 3))
+    return X, 3.0 * X[:, 0] + np.sin(4.0 * X[:, 1]) + 0.5 * rng.normal(size=n)
+
+
+def _records(n=400, seed=0):
+    """A smooth law with noise and, as on UCI's red wine, a quarter of the records entered
+    twice (same features, same target); fresh rows: new draws of the law and, a third of
+    them, further copies of the twice-entered records."""
     rng = np.random.default_rng(seed)
-    which = np.repeat(np.arange(n_points), repeats)
-    X = points[which]
-    y = 3.0 * X[:, 0] + np.sin(4.0 * X[:, 1]) + own[which] + noise * rng.normal(size=len(X))
-    return X, y
+    X, y = _law(n, rng)
+    copies = rng.choice(n, n // 4, replace=False)
+    X_train, y_train = np.vstack([X, X[copies]]), np.r_[y, y[copies]]
+    X_new, y_new = _law(2000, np.random.default_rng(seed + 1))
+    again = rng.choice(copies, 1000)
+    return X_train, y_train, np.vstack([X_new, X[again]]), np.r_[y_new, y[again]]
 
 
 def test_repeated_rows_share_counts_every_member_of_a_repeat():
@@ -153,7 +159,7 @@ def test_repeated_rows_share_counts_every_member_of_a_repeat():
 
 
 def test_repeated_rows_give_the_location_fine_and_more_leaves():
-    X, y = _repeated(80, 5)
+    X, y, X_new, y_new = _records()
     model = _model().fit(X, y)
     assert model.early_stopping_ == "cv"
     assert model.location_min_child_samples_ == FINE_MIN_CHILD_SAMPLES
@@ -161,26 +167,41 @@ def test_repeated_rows_give_the_location_fine_and_more_leaves():
     explicit = _model(param_options={"loc": {"num_leaves": REPEATED_ROWS_LEAVES,
                                              "min_child_samples": 2}}).fit(X, y)
     np.testing.assert_allclose(model.predict_raw(X), explicit.predict_raw(X), rtol=1e-12)
-    # New measurements at the same points: the fine leaves know each point's own value.
-    X_new, y_new = _repeated(80, 20, seed=1)
+    # Fresh rows, a third of them copies of the twice-entered records: the fine leaves
+    # know those records' targets (and lose a little on the new draws).
     auto = _model(param_options={"loc": {"min_child_samples": model.min_child_samples_}})
     auto.fit(X, y)
     assert auto.location_min_child_samples_ > FINE_MIN_CHILD_SAMPLES
-    assert model.score(X_new, y_new) > auto.score(X_new, y_new) + 0.05
+
+    def rmse(m, rows):
+        return float(np.sqrt(np.mean((m.predict(X_new[rows]) - y_new[rows]) ** 2)))
+
+    copies = slice(2000, None)
+    assert rmse(model, copies) < 0.5 * rmse(auto, copies)
+    assert model.score(X_new, y_new) > auto.score(X_new, y_new)
+
+
+def test_repeated_rows_whose_targets_disagree_keep_the_auto_leaves():
+    # Repeated measurements as noisy as the location's errors say nothing about their point.
+    rng = np.random.default_rng(0)
+    X = np.repeat(rng.uniform(size=(100, 3)), 4, axis=0)
+    y = 3.0 * X[:, 0] + np.sin(4.0 * X[:, 1]) + 0.5 * rng.normal(size=len(X))
+    model = _model().fit(X, y)
+    assert repeated_rows_share(X) == 1.0
+    assert model.location_min_child_samples_ == model.min_child_samples_
 
 
 def test_repeated_rows_keep_a_users_num_leaves():
-    X, y = _repeated(80, 5)
-    model = _model(num_leaves=6).fit(X, y)
+    X, y, _, _ = _records()
+    model = _model(num_leaves=10).fit(X, y)
     assert model.location_min_child_samples_ == FINE_MIN_CHILD_SAMPLES
-    assert model.location_num_leaves_ == 6
-    explicit = _model(num_leaves=6, param_options={"loc": {"min_child_samples": 2}}).fit(X, y)
+    assert model.location_num_leaves_ == 10
+    explicit = _model(num_leaves=10, param_options={"loc": {"min_child_samples": 2}}).fit(X, y)
     np.testing.assert_allclose(model.predict_raw(X), explicit.predict_raw(X), rtol=1e-12)
 
 
 def test_repeated_rows_on_held_out_rows(monkeypatch):
-    X, y = _repeated(80, 5)
-    X_val, y_val = _repeated(80, 2, seed=2)
+    X, y, X_val, y_val = _records()
     model = _model().fit(X, y, eval_set=(X_val, y_val))
     assert model.early_stopping_ == "eval_set"
     assert model.location_min_child_samples_ == FINE_MIN_CHILD_SAMPLES
@@ -188,3 +209,10 @@ def test_repeated_rows_on_held_out_rows(monkeypatch):
     monkeypatch.setattr(leaf_size, "REPEATED_ROWS_MAX", 100)
     model = _model().fit(X, y, eval_set=(X_val, y_val))
     assert model.location_min_child_samples_ > FINE_MIN_CHILD_SAMPLES
+
+
+def test_within_repeats_variance_pools_the_groups():
+    X = np.array([[0.0], [0.0], [1.0], [1.0], [1.0], [2.0]])
+    target = np.array([1.0, 3.0, 0.0, 1.0, 2.0, 100.0])  # the single row counts for nothing
+    assert within_repeats_variance(X, target) == pytest.approx((2.0 + 2.0) / (5 - 2))
+    assert np.isnan(within_repeats_variance(X[[0, 2, 5]], target[[0, 2, 5]]))
