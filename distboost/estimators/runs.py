@@ -232,7 +232,8 @@ class FitRuns:
             try:
                 init_raw, linear.coef = fit_linear_start(objective.loss, init_raw, Z, data,
                                                          sample_weight, penalty,
-                                                         slope_mask(family))
+                                                         slope_mask(family),
+                                                         objective.derivatives())
             except FloatingPointError:
                 warnings.warn(
                     f"{self._describe(family)}: the penalised linear start (penalty "
@@ -371,7 +372,7 @@ class FitRuns:
             def make_loss(y_rows):
                 objective = self._make_objective(family, None, y_rows, None, warn=False,
                                                  context=context)
-                return objective.loss, objective.init_raw
+                return objective.loss, objective.init_raw, objective.derivatives()
 
             penalty = choose_linear_start(make_loss, X, y, sample_weight, folds,
                                           LinearStart.design_of, slope_mask(family))

@@ -2,11 +2,13 @@
 
 import numpy as np
 import pandas as pd
+import pytest
 import torch
 
 import distboost as db
 from distboost.estimators.linear_start import LinearStart, choose_linear_start, fit_linear_start
 from distboost.estimators.rounds import cv_folds
+from distboost.objective import FamilyObjective
 
 
 def _normal_loss(raw, data):
@@ -73,7 +75,7 @@ def test_choice_prefers_the_constant_for_noise_and_a_slope_for_signal():
     folds = cv_folds(80, 0)
 
     def make_loss(y_rows):
-        return _normal_loss, db.families.get("normal").init_raw(y_rows)
+        return _normal_loss, db.families.get("normal").init_raw(y_rows), None
 
     noise = rng.normal(size=80)
     assert choose_linear_start(make_loss, X, noise, None, folds, LinearStart.design_of) is None
@@ -117,3 +119,25 @@ def test_log_link_linear_start_does_not_extrapolate(tmp_path):
     path = tmp_path / "m.json"
     model.save(path)
     np.testing.assert_allclose(db.load(path).predict_dist(far).mean, mean, rtol=1e-12)
+
+
+@pytest.mark.parametrize("family, make_y", [
+    ("normal", lambda f, e: 1.0 + f + 0.7 * e),
+    ("gamma", lambda f, e: np.exp(0.5 * f) * (1.0 + 0.2 * e) ** 2),
+    ("poisson", lambda f, e: np.floor(np.exp(0.5 * f) * (1.5 + e) ** 2)),
+    ("studentt", lambda f, e: f + 0.5 * e ** 3),
+])
+def test_closed_form_derivatives_give_the_autograd_fit(family, make_y):
+    rng = np.random.default_rng(4)
+    Z = rng.normal(size=(300, 3))
+    y = make_y(Z @ np.array([0.6, -0.4, 0.0]), rng.normal(size=300))
+    objective = FamilyObjective(db.families.get(family), y)
+    derivatives = objective.derivatives()
+    assert derivatives is not None
+    data = {"y": torch.tensor(y)}
+    w = rng.uniform(0.5, 2.0, 300)
+    slow = fit_linear_start(objective.loss, objective.init_raw, Z, data, w, 0.03)
+    fast = fit_linear_start(objective.loss, objective.init_raw, Z, data, w, 0.03,
+                            derivatives=derivatives)
+    for a, b in zip(slow, fast, strict=True):
+        np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-8)
