@@ -70,14 +70,20 @@ OPTIONS: dict[str, Option] = {
         "auto", [Interval(Integral, 2, None, closed="left"), StrOptions({"auto"})],
         'int or "auto"',
         "Maximum leaves per tree.  \"auto\": ``clip(round(sqrt(n) / 2), 4, 31)`` for ``n`` "
-        "training rows (:func:`auto_tree_size`)."),
+        "training rows (:func:`auto_tree_size`); on repeated records the location's trees (a "
+        "family with a scalar location) may get 31 when that wins (:mod:`distboost."
+        "estimators.leaf_size`, fitted "
+        "``location_num_leaves_``)."),
     "max_depth": Option(
         -1, [Interval(Integral, -1, None, closed="left")], "int",
         "Maximum tree depth (-1: no limit beyond ``num_leaves``)."),
     "min_child_samples": Option(
         "auto", [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         'int or "auto"',
-        "Minimum rows in a leaf.  \"auto\": ``clip(round(sqrt(n) / 2), 5, 20)``."),
+        "Minimum rows in a leaf.  \"auto\": ``clip(round(sqrt(n) / 2), 5, 20)``; on "
+        "near-deterministic data and on repeated records the location's leaves may go "
+        "down to 2 rows when that wins (:mod:`distboost.estimators.leaf_size`, fitted "
+        "``location_min_child_samples_``)."),
     "subsample": Option(
         1.0, [Interval(Real, 0.0, 1.0, closed="right")], "float",
         "Fraction of rows drawn (without replacement) for each round."),
