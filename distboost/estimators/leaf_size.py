@@ -178,9 +178,10 @@ def repeated_rows_share(X) -> float:
     float
         In [0, 1]; 0 for fewer than two rows.
     """
-    if len(X) < 2:
-        return 0.0
-    groups = _row_groups(X)
+    return _share(_row_groups(X)) if len(X) >= 2 else 0.0
+
+
+def _share(groups: np.ndarray) -> float:
     return float(np.mean(np.bincount(groups)[groups] > 1))
 
 
@@ -198,11 +199,14 @@ def within_repeats_variance(X, target) -> float:
     -------
     float
     """
-    groups = _row_groups(X)
+    return _within(_row_groups(X), target) if len(X) >= 2 else float("nan")
+
+
+def _within(groups: np.ndarray, target) -> float:
     counts = np.bincount(groups)
     repeated = counts[groups] > 1
     n_groups = int(np.sum(counts > 1))
-    if len(X) < 2 or not repeated.any():
+    if not repeated.any():
         return float("nan")
     target = np.asarray(target, np.float64)
     means = np.bincount(groups, weights=target) / counts
@@ -266,8 +270,9 @@ def fine_leaves_candidate(estimator, family, X, y, tree_options: TreeOptions, n_
         return None
     raw, y_val, w_val = held_out()
     repeated = False
-    if len(X) < REPEATED_ROWS_MAX and repeated_rows_share(X) >= REPEATED_ROWS_SHARE:
-        within = within_repeats_variance(X, _location_scale(family, y))
+    groups = _row_groups(X) if 2 <= len(X) < REPEATED_ROWS_MAX else None
+    if groups is not None and _share(groups) >= REPEATED_ROWS_SHARE:  # rows hashed once
+        within = _within(groups, _location_scale(family, y))
         repeated = bool(within <= REPEATS_AGREE * location_mse(family, raw, y_val, w_val,
                                                                column))
     if not repeated and out_of_fold_r2(family, raw, y_val, w_val, column) < NEAR_DETERMINISTIC_R2:
