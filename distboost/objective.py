@@ -117,7 +117,10 @@ class FamilyObjective:
         # clamp, not maximum: a score exactly at its floor (a floored start value) gets the
         # whole one-sided gradient from above (maximum would halve it), as the closed-form
         # derivatives (Family.raw_derivatives) give it.
-        return torch.clamp(raw, min=self._floor_t)
+        floor = self._floor_t
+        if floor.device != raw.device:  # scores on a GPU (device="cuda")
+            floor = floor.to(raw.device)
+        return torch.clamp(raw, min=floor)
 
     def data(self, X, y) -> dict:
         """Row-aligned tensors the loss reads for the rows ``(X, y)``."""

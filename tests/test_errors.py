@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 from sklearn.compose import TransformedTargetRegressor
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LinearRegression
@@ -292,6 +293,17 @@ CASES = {
     "unknown location_start option": (
         lambda: R(location_start={"leaves": 3}).fit(X, Y), ValueError,
         r"location_start has unknown keys \['leaves'\]; the point model's options are"),
+    "unknown device": (
+        lambda: R(backend="xgboost", device="gpu").fit(X, Y), ValueError,
+        r"device must be 'cpu' or a CUDA device such as 'cuda' or 'cuda:0'; got 'gpu'"),
+    "a GPU without backend='xgboost'": (
+        lambda: R(device="cuda").fit(X, Y), ValueError,
+        r"device='cuda' grows the trees on a GPU with XGBoost: pass backend='xgboost' "
+        r"\(got backend=None"),
+    "a GPU where torch sees none": (
+        None if torch.cuda.is_available() else
+        lambda: R(backend="xgboost", device="cuda").fit(X, Y), ValueError,
+        r"device='cuda', but torch finds no CUDA device"),
     "PIT levels outside [0, 1]": (
         lambda: db.metrics.pit_cdf(db.Predictive.from_params("normal", loc=Y, scale=1.0), Y,
                                    [0.5, 1.5]), ValueError,

@@ -105,8 +105,9 @@ def _check_step(step: str, fisher, derivatives) -> None:
 
 def _clip_columns(g: torch.Tensor, levels: tuple[float, float]) -> torch.Tensor:
     """Clip each column of ``g`` (n, K) to its own ``levels`` quantiles over the rows."""
-    q = np.quantile(g.numpy(), levels, axis=0)  # (2, K), numpy's linear interpolation
-    return torch.clamp(g, min=torch.from_numpy(q[0]), max=torch.from_numpy(q[1]))
+    q = np.quantile(g.cpu().numpy(), levels, axis=0)  # (2, K), numpy's linear interpolation
+    q = torch.as_tensor(q, dtype=g.dtype, device=g.device)
+    return torch.clamp(g, min=q[0], max=q[1])
 
 
 def _raw_tensor(raw) -> torch.Tensor:
@@ -153,7 +154,7 @@ def _solve_2x2(fisher: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
     a01, a10 = fisher[:, 0, 1], fisher[:, 1, 0]
     det = a00 * a11 - a01 * a10
     g0, g1 = g[:, 0], g[:, 1]
-    out = torch.empty((2, g.shape[0]), dtype=g.dtype)
+    out = torch.empty((2, g.shape[0]), dtype=g.dtype, device=g.device)
     torch.sub(a11 * g0, a01 * g1, out=out[0]).div_(det)
     torch.sub(a00 * g1, a10 * g0, out=out[1]).div_(det)
     out = out.T
@@ -236,7 +237,7 @@ def _scale_of(step: str, hess: torch.Tensor | None, weight: torch.Tensor | None,
     c = hess.abs() if step == "newton" else hess
     if weight is not None:
         c = c * weight[:, None]
-    return c.mean(dim=0).numpy().astype(np.float64)
+    return c.mean(dim=0).cpu().numpy().astype(np.float64)
 
 
 def curvature_scale(loss: Callable, raw, data: dict, step: str, *,
@@ -264,14 +265,14 @@ def curvature_scale(loss: Callable, raw, data: dict, step: str, *,
     raw_t = _raw_tensor(raw)
     _, _, hess, _ = _rule_pair(loss, raw_t, data, step, fisher, derivatives)
     w = None if sample_weight is None else torch.as_tensor(
-        np.asarray(sample_weight, dtype=np.float64))
+        np.asarray(sample_weight, dtype=np.float64), device=raw_t.device)
     return _scale_of(step, hess, w, raw_t.shape[1])
 
 
 def _finish_pair(step: str, g: torch.Tensor, hess: torch.Tensor | None,
                  weight: torch.Tensor | None, scale: np.ndarray):
     """Floor (newton), weight and divide by the curvature scale: float64 ``(grad, hess)``."""
-    scale_t = torch.from_numpy(np.asarray(scale, dtype=np.float64))
+    scale_t = torch.as_tensor(np.asarray(scale, dtype=np.float64), device=g.device)
     flat = scale_t <= 0
     divisor = torch.where(flat, torch.ones_like(scale_t), scale_t)
     if hess is None:
@@ -364,13 +365,17 @@ class StepComputer:
         The fixed per-column divisor; default: computed at the first call.
     derivatives : callable, optional
         Closed-form ``(per_row_loss, grad, fisher)`` (see :func:`step_derivatives`).
+    device : str or torch.device, default="cpu"
+        Where ``data`` lives and the derivatives run.  Raw scores given as a tensor (a
+        GPU backend's) give ``(grad, hess)`` as tensors on their device: no copy to the
+        host.
     """
 
     def __init__(self, loss: Callable, data: dict, step: str, fisher: Callable | None = None,
                  sample_weight: np.ndarray | None = None,
                  clip_gradients: tuple[float, float] | None = None,
                  curvature_scale: np.ndarray | None = None,
-                 derivatives: Callable | None = None):
+                 derivatives: Callable | None = None, device="cpu"):
         _check_step(step, fisher, derivatives)
         self.loss = loss
         self.data = data
@@ -381,7 +386,7 @@ class StepComputer:
         self._w = None
         if sample_weight is not None:
             w = np.asarray(sample_weight, dtype=np.float64)
-            self._w = torch.as_tensor(w / w.mean())
+            self._w = torch.as_tensor(w / w.mean(), device=device)
             self._w_sum = float(self._w.sum())
         self.curvature_scale = (None if curvature_scale is None
                                 else np.asarray(curvature_scale, dtype=np.float64))
@@ -440,6 +445,11 @@ class StepComputer:
         if order != "F":  # (no deferred division)
             g, hess = _finish_pair(self.step, g, hess, self._w, self.curvature_scale)
             tdtype = torch.float32 if dtype == np.float32 else torch.float64
+            if isinstance(raw, torch.Tensor):  # a device backend's scores: stay there
+                g, hess = g.to(tdtype).contiguous(), hess.to(tdtype).contiguous()
+                if not bool(torch.isfinite(g.sum() + hess.sum())):
+                    raise NonFiniteLoss("gradient or curvature is not finite")
+                return g, hess
             g_np, h_np = g.to(tdtype).numpy(), hess.to(tdtype).numpy()
             if not (np.isfinite(g_np.sum()) and np.isfinite(h_np.sum())):
                 raise NonFiniteLoss("gradient or curvature is not finite")

@@ -66,6 +66,8 @@ class EngineParams:
     one's multiplies its step.  ``continue_outputs``: the outputs per-parameter stopping
     grows on alone after the joint early stop; ``output_rounds``: each output's rounds given
     (its later trees are zero), both :mod:`distboost.boosting.output_stopping`.
+    ``device``: where the trees grow and the derivatives run, "cpu" or a CUDA device
+    ("cuda", "cuda:1"; the XGBoost backend only, :mod:`distboost.boosting.xgboost_backend`).
     """
 
     n_estimators: int
@@ -90,6 +92,7 @@ class EngineParams:
     extra_trees: bool
     path_smooth: float
     max_cat_to_onehot: int
+    device: str
     clip_gradients: tuple[float, float] | None = None
     per_parameter: tuple | None = None
     continue_outputs: tuple | None = None
@@ -246,8 +249,11 @@ def fit_boosting(
     if valid_score is None:
         valid_score = functools.partial(_loss_value, loss=loss)
     init_raw = np.asarray(init_raw, dtype=np.float64).reshape(-1)
+    device = getattr(params, "device", "cpu")
+    data = on_device(data, device)
     step = StepComputer(loss, data, params.step, fisher, sample_weight,
-                        clip_gradients=params.clip_gradients, derivatives=derivatives)
+                        clip_gradients=params.clip_gradients, derivatives=derivatives,
+                        device=device)
     has_val = X_val is not None
     name = "per_parameter" if params.per_parameter is not None else backend_name(params)
     backend = get_backend(name)(params, init_raw, X, sample_weight, X_val)
@@ -323,7 +329,7 @@ def fit_boosting(
                     fisher_step = _fallback_step(loss, data, init_raw,
                                                  backend.train_scores().shape[0], fisher,
                                                  derivatives, sample_weight,
-                                                 params.clip_gradients)
+                                                 params.clip_gradients, device)
                 _, fallback, _ = _evaluate(fisher_step, backend, True)
                 if fallback is not None:
                     fisher_step.pin(fallback)
@@ -358,7 +364,7 @@ def fit_boosting(
         rounds = it
         scales.append(scale)
         after = value
-        halt = callback is not None and bool(callback(it, backend.train_scores().copy()))
+        halt = callback is not None and bool(callback(it, _host(backend.train_scores())))
         if callback is not None and more and not halt:
             value, pair, error = _evaluate(active, backend, True)
             if pair is None:
@@ -407,18 +413,34 @@ def fit_boosting(
     return ensemble
 
 
+def on_device(data: dict, device) -> dict:
+    """``data`` with its tensors moved to ``device`` (the same dict on the CPU)."""
+    if str(device) == "cpu":
+        return data
+    return {key: value.to(device) if isinstance(value, torch.Tensor) else value
+            for key, value in data.items()}
+
+
+def _host(raw) -> np.ndarray:
+    """A host copy of a backend's raw scores (ndarray, or a tensor on a device)."""
+    if isinstance(raw, torch.Tensor):
+        return raw.detach().cpu().numpy().astype(np.float64)
+    return raw.copy()
+
+
 def _fallback_step(loss, data, init_raw, n, fisher, derivatives, sample_weight,
-                   clip) -> StepComputer:
+                   clip, device="cpu") -> StepComputer:
     """The diagonal Fisher step that regrows a natural round pointing uphill, with its
     curvature scale taken at the start values (as every step computer's)."""
     w = None
     if sample_weight is not None:
         w = np.asarray(sample_weight, dtype=np.float64)
         w = w / w.mean()
-    scale = curvature_scale(loss, np.tile(init_raw, (n, 1)), data, "fisher", fisher=fisher,
+    start = torch.as_tensor(np.tile(init_raw, (n, 1)), device=device)
+    scale = curvature_scale(loss, start, data, "fisher", fisher=fisher,
                             sample_weight=w, derivatives=derivatives)
     return StepComputer(loss, data, "fisher", fisher, sample_weight, clip_gradients=clip,
-                        curvature_scale=scale, derivatives=derivatives)
+                        curvature_scale=scale, derivatives=derivatives, device=device)
 
 
 def _line_search(backend, step, lr, before, with_derivatives, descent, uphill_exit):

@@ -108,7 +108,10 @@ class FreezingBackend:
 
     def grow(self, grad: np.ndarray, hess: np.ndarray, learning_rate: float) -> None:
         if self.frozen.any():
-            grad[:, self.frozen] = 0.0
+            if isinstance(grad, np.ndarray):
+                grad[:, self.frozen] = 0.0
+            else:  # a tensor on a device backend's device
+                grad[:, np.flatnonzero(self.frozen).tolist()] = 0.0
         self._backend.grow(grad, hess, learning_rate)
 
 

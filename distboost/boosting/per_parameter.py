@@ -67,6 +67,11 @@ class PerParameterBackend:
             raise ValueError(f"The per-parameter backends want different layouts {layouts}.")
         self.layout = layouts.pop()
         self.raw = np.empty((X.shape[0], self.k))
+        device = getattr(self.parts[0], "device", None)
+        if device is not None:  # GPU parts: their scores side by side on the device
+            import torch
+
+            self.raw = torch.empty((X.shape[0], self.k), dtype=torch.float64, device=device)
         self._has_valid = X_val is not None
         self.raw_val = None if X_val is None else np.empty((X_val.shape[0], self.k))
 

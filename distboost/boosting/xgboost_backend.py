@@ -3,7 +3,19 @@
 The same trees serve three uses: in-process training
 (``DistributionalRegressor(backend="xgboost")``), the models that
 :class:`distboost.dask.DaskDistributionalRegressor` trains on a cluster (``to_local()`` and
-saved models predict through :class:`XGBoostModel`), and later GPUs.  The booster has
+saved models predict through :class:`XGBoostModel`), and training on a GPU
+(``device="cuda"``).
+
+On a GPU the training scores are a float64 torch tensor on the device: the engine's
+derivatives run there (the family's torch code on CUDA tensors) and reach
+``Booster.boost`` as CUDA arrays (``__cuda_array_interface__``), and each round's
+trees are added to the scores by XGBoost's in-place prediction on the features kept on
+the device, so no array of the training rows crosses to the host between rounds (the
+training loss, a scalar, does; the validation rows' scores are kept on the host, where the
+early-stopping score is computed).  The in-place prediction on device data needs CuPy
+(XGBoost returns its predictions as CuPy arrays); features with pandas categoricals, or no
+CuPy, predict the round through the training ``DMatrix`` and copy it to the device.  The
+fitted model predicts on the CPU.  The booster has
 ``num_target=K`` outputs and grows one tree per output a round
 (``multi_strategy="one_output_per_tree"``, XGBoost's default), from the ``(grad, hess)`` of
 the step rule (its public ``Booster.boost``); ``base_score`` is 0, so the booster's margin is
@@ -26,7 +38,7 @@ import numpy as np
 
 from .backend import check_importance_type
 
-__all__ = ["XGBoostBackend", "XGBoostModel", "xgb_params"]
+__all__ = ["XGBoostBackend", "XGBoostModel", "check_device", "xgb_params"]
 
 #: Below this many rows XGBoost runs on one thread unless ``n_jobs`` says otherwise (as the
 #: LightGBM backend: threads cost more than they save on small data).
@@ -93,11 +105,54 @@ def xgb_params(params, k: int, n: int | None = None) -> dict:
             raise ValueError(f"{name} is a LightGBM option that XGBoost's trees do not have; "
                              f"leave it at {off!r} with backend='xgboost' (or use the "
                              "LightGBM backend).")
+    device = str(getattr(params, "device", "cpu") or "cpu")
+    if device != "cpu":
+        out["device"] = device
     if params.n_jobs is not None:
         out["nthread"] = int(params.n_jobs)
     elif n is not None and n < SINGLE_THREAD_ROWS:
         out["nthread"] = 1
     return out
+
+
+def check_device(device, backend, base_learner=None) -> None:
+    """Raise a clear error where ``device`` cannot serve the fit.
+
+    Parameters
+    ----------
+    device : str
+        "cpu", "cuda" or "cuda:N".
+    backend : str or None
+        The estimator's ``backend`` option.
+    base_learner : object or None
+
+    Raises
+    ------
+    ValueError
+        An unknown device, a GPU asked of a backend other than XGBoost, no CUDA device
+        seen by torch, or an XGBoost built without CUDA.
+    """
+    if device == "cpu":
+        return
+    if not isinstance(device, str) or not (
+            device == "cuda" or (device.startswith("cuda:") and device[5:].isdigit())):
+        raise ValueError(f"device must be 'cpu' or a CUDA device such as 'cuda' or "
+                         f"'cuda:0'; got {device!r}.")
+    if backend != "xgboost" or base_learner is not None:
+        raise ValueError(f"device={device!r} grows the trees on a GPU with XGBoost: pass "
+                         f"backend='xgboost' (got backend={backend!r}"
+                         + (" with a base_learner" if base_learner is not None else "")
+                         + "; LightGBM's wheels and scikit-learn's trees have no CUDA "
+                         "trees).")
+    import torch
+
+    if not torch.cuda.is_available():
+        raise ValueError(f"device={device!r}, but torch finds no CUDA device "
+                         "(torch.cuda.is_available() is False: a CPU build of torch, or no "
+                         "GPU here); use device='cpu'.")
+    if not _xgboost().build_info().get("USE_CUDA", False):
+        raise ValueError(f"device={device!r}, but the installed XGBoost has no CUDA "
+                         "support (the xgboost-cpu wheel?): pip install xgboost.")
 
 
 def _matrix(xgb, X):
@@ -119,9 +174,16 @@ class XGBoostBackend:
         self._base_rate = self._rate = float(params.learning_rate)
         self.train = _matrix(xgb, X)
         self._params = xgb_params(params, self.k, n)
+        self.device = self._params.get("device")  # None on the CPU
         self.booster = xgb.Booster(self._params, [self.train])
         self.valid = None if X_val is None else _matrix(xgb, X_val)
         self._scores = np.tile(np.asarray(init_raw, dtype=np.float64), (n, 1))
+        self._features = None  # the training features on the device (in-place prediction)
+        if self.device is not None:
+            import torch
+
+            self._scores = torch.as_tensor(self._scores, device=self.device)
+            self._features = _device_features(X, self.device)
         self._valid_scores = (None if X_val is None
                               else np.tile(np.asarray(init_raw, dtype=np.float64),
                                            (X_val.shape[0], 1)))
@@ -131,6 +193,20 @@ class XGBoostBackend:
     def _round_margin(self, data, r: int) -> np.ndarray:
         out = self.booster.predict(data, output_margin=True, iteration_range=(r, r + 1))
         return np.reshape(out, (-1, self.k)).astype(np.float64)
+
+    def _train_margin(self, r: int):
+        """Round ``r``'s trees on the training rows: ndarray, or a float64 tensor on the
+        device (copied out of XGBoost's prediction buffer, which the next call reuses)."""
+        if self.device is None:
+            return self._round_margin(self.train, r)
+        import torch
+
+        if self._features is not None:
+            out = self.booster.inplace_predict(self._features, iteration_range=(r, r + 1),
+                                               predict_type="margin", missing=np.nan)
+            out = torch.as_tensor(out, device=self.device)
+            return out.reshape(-1, self.k).to(torch.float64, copy=True)
+        return torch.as_tensor(self._round_margin(self.train, r), device=self.device)
 
     def train_scores(self) -> np.ndarray:
         """Raw scores of the training rows (start values included), shape (n, K)."""
@@ -146,12 +222,15 @@ class XGBoostBackend:
         if learning_rate != self._rate:
             self.booster.set_param({"eta": float(learning_rate)})
             self._rate = learning_rate
-        g = np.asarray(grad, dtype=np.float32).reshape(-1, self.k)
-        h = np.asarray(hess, dtype=np.float32).reshape(-1, self.k)
+        if self.device is None:
+            g = np.asarray(grad, dtype=np.float32).reshape(-1, self.k)
+            h = np.asarray(hess, dtype=np.float32).reshape(-1, self.k)
+        else:  # CUDA arrays for XGBoost (a host array would be copied over)
+            g, h = (_device_array(a, self.k, self.device) for a in (grad, hess))
         self.booster.boost(self.train, self._rounds, grad=g, hess=h)
         r = self._rounds
         self._rounds += 1
-        delta = self._round_margin(self.train, r)
+        delta = self._train_margin(r)
         self._scores = self._scores + delta
         delta_val = None
         if self.valid is not None:
@@ -186,8 +265,37 @@ class XGBoostBackend:
     def finish(self) -> XGBoostModel:
         if self._rate != self._base_rate:
             self.booster.set_param({"eta": self._base_rate})
-        self._last = self.train = self.valid = None
+        if self.device is not None:  # the fitted model predicts host data on the CPU
+            self.booster.set_param({"device": "cpu"})
+        self._last = self.train = self.valid = self._features = None
         return XGBoostModel(self.booster, self.k)
+
+
+def _device_features(X, device):
+    """The features as a float32 tensor on ``device`` for XGBoost's in-place prediction,
+    or None where that cannot serve: pandas categoricals, or no CuPy (XGBoost returns
+    device predictions as CuPy arrays)."""
+    import torch
+
+    if torch.device(device).type != "cuda":
+        return None
+    try:
+        import cupy  # noqa: F401
+    except ImportError:
+        return None
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is not None and any(str(d) == "category" for d in dtypes):
+        return None
+    return torch.as_tensor(np.asarray(X, dtype=np.float32), device=device)
+
+
+def _device_array(a, k: int, device):
+    """``a`` (shape (n, K)) as a C-ordered float32 tensor on ``device`` (on the CPU its
+    ndarray view: XGBoost takes host arrays as NumPy's)."""
+    import torch
+
+    t = torch.as_tensor(a, device=device).reshape(-1, k).to(torch.float32).contiguous()
+    return t.numpy() if t.device.type == "cpu" else t
 
 
 class XGBoostModel:

@@ -40,6 +40,7 @@ from .._validation import (
 )
 from ..boosting import fit_threads
 from ..boosting.ensemble import FittedEnsemble
+from ..boosting.xgboost_backend import check_device
 from ..objective import FamilyObjective, dispersion_columns
 from ..predictive import Predictive, quantile_columns
 from .calibration import apply_shift
@@ -205,6 +206,8 @@ feature_names_in_ : ndarray of str
         self
         """
         self._validate_params()
+        check_device(getattr(self, "device", "cpu"), getattr(self, "backend", None),
+                     self.base_learner)
         X = check_X(self, X, reset=True)
         family, y, fitted = self._prepare_target(y)
         n = check_consistent_rows(X=X, y=y)

@@ -62,7 +62,8 @@ class DistributionalClassifier(ClassifierMixin, DistributionalEstimator):
                 "min_split_gain", "extra_trees", "path_smooth", "max_cat_to_onehot",
                 "monotone_constraints", "interaction_constraints", "param_options",
                 "linear_start", "early_stopping", "validation_fraction", "n_iter_no_change",
-                "base_learner", "backend", "random_state", "n_jobs", "verbose", "progress")
+                "base_learner", "backend", "device", "random_state", "n_jobs", "verbose",
+                "progress")
     _n_positional = 1
     _defaults = {"n_estimators": 100, "learning_rate": 0.1, "step": "fisher",
                  "num_leaves": 31, "min_child_samples": 20, "reg_lambda": 3.0,

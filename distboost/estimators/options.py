@@ -222,6 +222,13 @@ OPTIONS: dict[str, Option] = {
         "The tree library: LightGBM (None, the default) or XGBoost (``\"xgboost\"``, the "
         "trees of :mod:`distboost.dask` models; needs the ``dask`` extra).  Ignored with a "
         "``base_learner``."),
+    "device": Option(
+        "cpu", [str], "str",
+        "Where the trees grow and the derivatives run: \"cpu\" or a CUDA device "
+        "(\"cuda\", \"cuda:1\"), with ``backend=\"xgboost\"`` (XGBoost's GPU trees; "
+        "needs the ``xgboost`` package with CUDA and torch with CUDA).  The scores and the "
+        "family's derivatives stay on the GPU between rounds; the fitted model predicts on "
+        "the CPU (``docs/engine.md``, \"GPU\")."),
     "random_state": Option(
         None, ["random_state"], "int",
         "Seed of subsampling, the validation split and the cross-validation folds."),

@@ -65,7 +65,8 @@ class DistributionalRegressor(RegressorMixin, DistributionalEstimator):
                 "param_options", "calibrate", "linear_start", "location_start", "tuning",
                 "early_stopping",
                 "validation_fraction", "n_iter_no_change", "per_parameter_stopping", "links",
-                "base_learner", "backend", "random_state", "n_jobs", "verbose", "progress")
+                "base_learner", "backend", "device", "random_state", "n_jobs", "verbose",
+                "progress")
     _n_positional = 1
     _docs = {"family": (
         "The conditional distribution of ``y`` (``distboost.families.available()``), or "

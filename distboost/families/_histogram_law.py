@@ -1,4 +1,5 @@
-"""The torch ``Distribution`` of a batch of histogram laws (``families/histogram.py``)."""
+"""The torch ``Distribution`` of a batch of histogram laws (``families/histogram.py``), and
+the moments of the law's categories."""
 
 from __future__ import annotations
 
@@ -42,3 +43,47 @@ class HistogramLaw(Distribution):
     def sample(self, sample_shape=()):
         u = torch.rand(torch.Size(sample_shape) + self.batch_shape, dtype=torch.float64)
         return self.family.icdf(self.params, u.clamp(1e-300, 1.0))
+
+
+def category_moments(t: dict, discrete: bool) -> dict:
+    """Mean, variance and ``E|X - X'|`` of every category, shape (C,) each, from the layout's
+    tensors ``t`` (``Histogram._t``): uniform inside an inner bin (over its integers when
+    ``discrete``), a truncated exponential (geometric) in a tail."""
+    lo, hi, a, s, length, kind = (t["lo"], t["hi"], t["anchor"], t["scale"], t["length"],
+                                  t["kind"])
+    inf = torch.isinf(length)
+    if discrete:
+        m = hi - lo + 1.0
+        mu_in, var_in, d_in = 0.5 * (lo + hi), (m * m - 1.0) / 12.0, (m * m - 1.0) / (3 * m)
+        rho = s / (1.0 + s)
+        rl = torch.where(inf, torch.zeros_like(rho), rho ** (length + 1.0))
+        q = 1.0 - rl
+        lrl = torch.where(inf, torch.zeros_like(rho), (length + 1.0) * rl)
+        et = rho / (1 - rho) - lrl / q
+        lf = torch.where(inf, torch.zeros_like(s), length)
+        s2 = rho * (1 + rho - (lf + 1) ** 2 * rho ** lf * torch.where(inf, 0.0, 1.0)
+                    + torch.where(inf, 0.0, (2 * lf * lf + 2 * lf - 1)) * rl
+                    - torch.where(inf, 0.0, lf * lf * rho) * rl) / (1 - rho) ** 3
+        et2 = (1 - rho) * s2 / q
+        r1 = rho * q / (1 - rho)
+        r2 = rho * rho * (1 - rl * rl) / (1 - rho * rho)
+        d_t = 2 * (-lrl + r1 * (1 + rl) - r2) / (q * q)
+    else:
+        w = hi - lo
+        mu_in, var_in, d_in = 0.5 * (lo + hi), w * w / 12.0, w / 3.0
+        e = torch.exp(-length / s)
+        k = -torch.expm1(-length / s)
+        le = torch.where(inf, torch.zeros_like(s), length * e)
+        et = s - le / k
+        l2e = torch.where(inf, torch.zeros_like(s), length * length * e)
+        et2 = (2 * s * s - l2e - 2 * s * le - 2 * s * s * e) / k
+        d_t = (2 * s * k - s * k * k - 2 * le) / (k * k)
+    tail = kind != 0
+    sign = kind.to(torch.float64)
+    mu = torch.where(tail, a + sign * et, mu_in)
+    var = torch.where(tail, et2 - et * et, var_in)  # about the category's own mean
+    dd = torch.where(tail, d_t, d_in)
+    keep = t["present"]
+    zero = torch.zeros_like(mu)
+    return {"mu": torch.where(keep, mu, zero), "var": torch.where(keep, var, zero),
+            "dd": torch.where(keep, dd, zero)}

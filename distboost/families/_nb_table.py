@@ -44,6 +44,17 @@ class _Grid:
         self.filled = torch.zeros(tuple(math.ceil(s / BLOCK) for s in self.shape),
                                   dtype=torch.bool)
         self.lock = threading.Lock()
+        self._copies: dict = {}  # device -> (fill count, values there)
+        self._fills = 0
+
+    def on(self, device) -> torch.Tensor:
+        """The values on ``device`` (a GPU's copy refreshed after a fill)."""
+        if torch.device(device).type == "cpu":
+            return self.values
+        kept = self._copies.get(device)
+        if kept is None or kept[0] != self._fills:
+            kept = self._copies[device] = (self._fills, self.values.to(device))
+        return kept[1]
 
     def fill(self, i: torch.Tensor, j: torch.Tensor) -> None:
         """Fill the blocks holding the 4 x 4 cells around each ``(i, j)`` (1-D int tensors
@@ -52,10 +63,11 @@ class _Grid:
         lo_j, hi_j = int(j.min()) - 1, int(j.max()) + 2
         if self.filled[lo_i // BLOCK:hi_i // BLOCK + 1, lo_j // BLOCK:hi_j // BLOCK + 1].all():
             return  # every block of the points' bounding box is there
-        needed = torch.zeros_like(self.filled)
+        needed = torch.zeros(self.filled.shape, dtype=torch.bool, device=i.device)
         for di in (-1, 2):  # a block holds 16 cells: the corners' blocks cover the 4 x 4
             for dj in (-1, 2):
                 needed[(i + di) // BLOCK, (j + dj) // BLOCK] = True
+        needed = needed.cpu()  # the blocks' mask (a few hundred flags) to the host
         with self.lock:
             blocks = torch.nonzero(needed & ~self.filled)
             if len(blocks) == 0:
@@ -73,6 +85,7 @@ class _Grid:
                                      nodes=TABLE_NODES)
             self.values[i, j] = torch.log(orth.clamp_min(torch.finfo(torch.float64).tiny))
             self.filled[blocks[:, 0], blocks[:, 1]] = True
+            self._fills += 1
 
 
 _GRID = _Grid()
@@ -90,7 +103,7 @@ def _interpolate(grid: _Grid, i, j, u, v) -> torch.Tensor:
     ``(i, j)``, fractions ``(u, v)``), summed row of 4 by row of 4 (16 gathers of n values
     from the flat grid)."""
     ncol = grid.shape[1]
-    flat = grid.values.view(-1)
+    flat = grid.on(i.device).view(-1)
     base = i * ncol + j
     wi, wj = _keys_weights(u), _keys_weights(v)
     acc = torch.zeros_like(u)

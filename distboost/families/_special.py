@@ -50,12 +50,18 @@ def _np(t: torch.Tensor) -> np.ndarray:
     return t.detach().cpu().numpy()
 
 
+def _t(values, like: torch.Tensor) -> torch.Tensor:
+    """SciPy's float64 ``values`` as a tensor on ``like``'s device."""
+    out = torch.from_numpy(np.asarray(values, np.float64))
+    return out if like.device.type == "cpu" else out.to(like.device)
+
+
 class _GammaInc(torch.autograd.Function):
     @staticmethod
     def forward(ctx, a, x, upper: bool):
         a_b, x_b = torch.broadcast_tensors(a, x)
         fn = sc.gammaincc if upper else sc.gammainc
-        out = torch.from_numpy(np.asarray(fn(_np(a_b), np.maximum(_np(x_b), 0.0)), np.float64))
+        out = _t(fn(_np(a_b), np.maximum(_np(x_b), 0.0)), a_b)
         ctx.save_for_backward(a_b, x_b)
         ctx.upper = upper
         ctx.shapes = (a.shape, x.shape)
@@ -73,8 +79,8 @@ class _GammaInc(torch.autograd.Function):
         h = 1e-5 * np.maximum(an, 1.0)
         fn = sc.gammaincc if ctx.upper else sc.gammainc
         da = (fn(an + h, xn) - fn(an - h, xn)) / (2.0 * h)
-        ga = grad * torch.from_numpy(da)
-        gx = grad * torch.from_numpy(sign * dens)
+        ga = grad * _t(da, grad)
+        gx = grad * _t(sign * dens, grad)
         return (_reduce(ga, ctx.shapes[0]), _reduce(gx, ctx.shapes[1]), None)
 
 
@@ -84,7 +90,7 @@ class _StdTr(torch.autograd.Function):
         df_b, t_b = torch.broadcast_tensors(df, t)
         ctx.save_for_backward(df_b, t_b)
         ctx.shapes = (df.shape, t.shape)
-        return torch.from_numpy(np.asarray(sc.stdtr(_np(df_b), _np(t_b)), np.float64))
+        return _t(sc.stdtr(_np(df_b), _np(t_b)), t_b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -94,8 +100,8 @@ class _StdTr(torch.autograd.Function):
                   - (dn + 1) / 2 * np.log1p(tn * tn / dn))
         h = 1e-5 * np.maximum(dn, 1.0)
         ddf = (sc.stdtr(dn + h, tn) - sc.stdtr(dn - h, tn)) / (2.0 * h)
-        return (_reduce(grad * torch.from_numpy(ddf), ctx.shapes[0]),
-                _reduce(grad * torch.from_numpy(np.exp(logpdf)), ctx.shapes[1]))
+        return (_reduce(grad * _t(ddf, grad), ctx.shapes[0]),
+                _reduce(grad * _t(np.exp(logpdf), grad), ctx.shapes[1]))
 
 
 class _BetaInc(torch.autograd.Function):
@@ -104,8 +110,7 @@ class _BetaInc(torch.autograd.Function):
         a_b, b_b, x_b = torch.broadcast_tensors(a, b, x)
         ctx.save_for_backward(a_b, b_b, x_b)
         ctx.shapes = (a.shape, b.shape, x.shape)
-        return torch.from_numpy(np.asarray(sc.betainc(_np(a_b), _np(b_b), _np(x_b)),
-                                           np.float64))
+        return _t(sc.betainc(_np(a_b), _np(b_b), _np(x_b)), x_b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -117,9 +122,9 @@ class _BetaInc(torch.autograd.Function):
         ha, hb = 1e-5 * a, 1e-5 * b
         da = (sc.betainc(a + ha, b, xc) - sc.betainc(a - ha, b, xc)) / (2.0 * ha)
         db = (sc.betainc(a, b + hb, xc) - sc.betainc(a, b - hb, xc)) / (2.0 * hb)
-        return (_reduce(grad * torch.from_numpy(da), ctx.shapes[0]),
-                _reduce(grad * torch.from_numpy(db), ctx.shapes[1]),
-                _reduce(grad * torch.from_numpy(dens), ctx.shapes[2]))
+        return (_reduce(grad * _t(da, grad), ctx.shapes[0]),
+                _reduce(grad * _t(db, grad), ctx.shapes[1]),
+                _reduce(grad * _t(dens, grad), ctx.shapes[2]))
 
 
 class _BetaLn(torch.autograd.Function):
@@ -128,7 +133,7 @@ class _BetaLn(torch.autograd.Function):
         a_b, b_b = torch.broadcast_tensors(a, b)
         ctx.save_for_backward(a_b, b_b)
         ctx.shapes = (a.shape, b.shape)
-        return torch.from_numpy(np.asarray(sc.betaln(_np(a_b), _np(b_b)), np.float64))
+        return _t(sc.betaln(_np(a_b), _np(b_b)), a_b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -153,7 +158,7 @@ class _Exp1OfExp(torch.autograd.Function):
             # terms are exact in float64, and stay finite where exp(-z) underflows to 0.
             small = -EULER_GAMMA + zn + x
             out = np.where(zn > 23.0, small, sc.exp1(np.where(zn > 23.0, 1.0, x)))
-        return torch.from_numpy(np.asarray(out, np.float64))
+        return _t(out, z)
 
     @staticmethod
     def backward(ctx, grad):
@@ -203,14 +208,14 @@ def hyp2f1_half_two(a: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
     az = (-z).clamp_min(0.0)
     with torch.no_grad():
         theta_star = 1.0 / torch.sqrt(1.0 + az * a.clamp_min(1.0))
-        j = torch.arange(HYP_PANELS - 1, dtype=a.dtype)
+        j = torch.arange(HYP_PANELS - 1, dtype=a.dtype, device=a.device)
         ends = (theta_star[..., None] / 8.0 * 2.0**j).clamp(max=math.pi / 2)
         zero = torch.zeros_like(theta_star)[..., None]
         top = torch.full_like(zero, math.pi / 2)
         breaks = torch.cat([zero, ends, top], dim=-1)
     lo, hi = breaks[..., :-1], breaks[..., 1:]
-    x = torch.as_tensor(0.5 * (_HYP_X + 1.0), dtype=a.dtype)
-    w = torch.as_tensor(0.5 * _HYP_W, dtype=a.dtype)
+    x = torch.as_tensor(0.5 * (_HYP_X + 1.0), dtype=a.dtype, device=a.device)
+    w = torch.as_tensor(0.5 * _HYP_W, dtype=a.dtype, device=a.device)
     theta = lo[..., None] + (hi - lo)[..., None] * x  # (..., panels, nodes)
     sin = torch.sin(theta)
     f = torch.cos(theta) ** 2 * torch.exp(-a[..., None, None]
@@ -319,7 +324,7 @@ def lgamma_ratio(r: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     -------
     Tensor
     """
-    r, y = torch.broadcast_tensors(r, torch.as_tensor(y, dtype=r.dtype))
+    r, y = torch.broadcast_tensors(r, torch.as_tensor(y, dtype=r.dtype, device=r.device))
     big = r >= STIRLING_MIN
     if not bool(big.any()):  # the common case: one branch, the same values and gradients
         return torch.lgamma(r + y) - torch.lgamma(r)
@@ -421,7 +426,7 @@ def nb_information(r: torch.Tensor, odds: torch.Tensor,
         lo = torch.log(1e-4 * torch.minimum(1.0 / rc, 1.0 / mc).clamp(max=1.0))
         hi = torch.maximum(torch.log(30.0 / rc), lo + 1.0)
         nodes = NB_QUADRATURE_NODES if nodes is None else int(nodes)
-        grid = torch.linspace(0.0, 1.0, nodes, dtype=r.dtype)
+        grid = torch.linspace(0.0, 1.0, nodes, dtype=r.dtype, device=r.device)
         t = torch.exp(lo + (hi - lo) * grid)
         u = -torch.expm1(-t)  # 1 - e^{-t}
         pgf_gap = -torch.expm1(-rc * torch.log1p(oc * u))  # 1 - E[e^{-tY}]

@@ -171,12 +171,12 @@ class Censored(Wrapped):
         """Per-row censored negative log-likelihood, shape (n,), differentiable in ``raw``."""
         params = self.params_from_raw(raw)
         y = torch.as_tensor(y, dtype=torch.float64)
-        types = self.row_types(y.detach().numpy())
-        out = torch.zeros(y.shape[0], dtype=torch.float64)
+        types = self.row_types(y.detach().cpu().numpy())
+        out = torch.zeros(y.shape[0], dtype=torch.float64, device=y.device)
         for kind, mask in types.items():
             if kind == "uninformative" or not mask.any():
                 continue
-            idx = torch.from_numpy(np.flatnonzero(mask))
+            idx = torch.from_numpy(np.flatnonzero(mask)).to(y.device)
             p = {k: v[idx] for k, v in params.items()}
             lo, hi = y[idx, 0], y[idx, 1]
             if kind == "exact":

@@ -89,9 +89,7 @@ class Normal(Family):
         raw_scale = raw[:, 1]
         low, high = torch.aminmax(raw_scale)
         clamped = bool(low < lo) or bool(high > RAW_BOUND)
-        nll = torch.from_numpy(np.empty(n))
-        grad = torch.from_numpy(np.empty((2, n)))
-        fisher = torch.from_numpy(np.empty((2, n)))
+        nll, grad, fisher = (_scratch(shape, raw) for shape in ((n,), (2, n), (2, n)))
         log_s = torch.clamp(raw_scale, lo, RAW_BOUND, out=nll) if clamped else raw_scale
         inv_var = torch.mul(log_s, -2.0, out=fisher[0]).exp_()  # 1 / s^2
         g_loc = torch.sub(raw[:, 0], y, out=grad[0])  # loc - y
@@ -117,6 +115,14 @@ class Normal(Family):
 
     def log_sf(self, params, y):
         return torch.special.log_ndtr((params["loc"] - y) / params["scale"])
+
+
+def _scratch(shape: tuple, like: torch.Tensor) -> torch.Tensor:
+    """An uninitialised float64 tensor on ``like``'s device: numpy's allocation on the CPU
+    (reused across rounds), torch's on a GPU."""
+    if like.device.type == "cpu":
+        return torch.from_numpy(np.empty(shape))
+    return torch.empty(shape, dtype=torch.float64, device=like.device)
 
 
 @register

@@ -40,8 +40,9 @@ _LGAMMA_HALF = 0.5 * math.log(math.pi)  # log Gamma(1/2)
 
 def _t(*args) -> list[torch.Tensor]:
     """Float64 tensors, broadcast against each other."""
-    return list(torch.broadcast_tensors(*(torch.as_tensor(a, dtype=torch.float64)
-                                          for a in args)))
+    device = next((a.device for a in args if isinstance(a, torch.Tensor)), None)
+    return list(torch.broadcast_tensors(*(torch.as_tensor(a, dtype=torch.float64,
+                                                          device=device) for a in args)))
 
 
 def _ndtr(z):

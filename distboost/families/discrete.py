@@ -42,7 +42,7 @@ _MAX_LOGIT = math.log((1.0 - np.finfo(np.float64).eps) / np.finfo(np.float64).ep
 def _nb_log_pmf(r: torch.Tensor, logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """``log P(y)`` of torch's negative binomial (``total_count`` ``r``, ``probs`` =
     ``sigmoid(logits)``): ``log C(y + r - 1, y) + r log(1 - p) + y log p`` in log space."""
-    y = torch.as_tensor(y, dtype=r.dtype)
+    y = torch.as_tensor(y, dtype=r.dtype, device=r.device)
     return (lgamma_ratio(r, y) - torch.lgamma(y + 1.0)
             + r * torch.nn.functional.logsigmoid(-logits)
             + y * torch.nn.functional.logsigmoid(logits))

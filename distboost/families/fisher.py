@@ -73,9 +73,9 @@ def fisher_quadrature(family, raw: torch.Tensor, m: int = 32) -> torch.Tensor:
     n = raw.shape[0]
     u, w = quadrature_levels(m)
     with torch.no_grad():
-        levels = torch.as_tensor(u)[:, None].expand(len(u), n).contiguous()
+        levels = torch.as_tensor(u, device=raw.device)[:, None].expand(len(u), n).contiguous()
         ys = family.icdf(family.params_from_raw(raw), levels).to(torch.float64)  # (m, n)
-    return _outer_mean(_scores(family, raw, ys), torch.as_tensor(w))
+    return _outer_mean(_scores(family, raw, ys), torch.as_tensor(w, device=raw.device))
 
 
 def fisher_monte_carlo(family, raw: torch.Tensor, m: int = 32, seed: int = 0) -> torch.Tensor:

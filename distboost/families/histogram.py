@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import copy
 import math
+import weakref
 from collections.abc import Mapping
 
 import numpy as np
@@ -41,7 +42,7 @@ import torch
 
 from ._blocks import by_row_blocks
 from ._histogram_bins import Layout, build_layout
-from ._histogram_law import HistogramLaw
+from ._histogram_law import HistogramLaw, category_moments
 from .base import Family, as_float64_tensor
 from .registry import register
 from .support import REAL, Support
@@ -57,6 +58,9 @@ AUTO_BASIS = {False: 4, True: 8}
 #: :meth:`Histogram.start_values`).
 SANE_SCALE = 3.0
 _BLOCK = 2048  #: rows per block of the derivatives (:mod:`._blocks`)
+#: Each family's layout tensors copied to a GPU (kept out of the family: nothing on a
+#: device is pickled with a model).
+_DEVICE_TABLES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @register
@@ -151,7 +155,7 @@ class Histogram(Family):
         phi = t["phi"]
         t["phi_outer"] = (phi[:, :, None] * phi[:, None, :]).reshape(phi.shape[0], -1)
         self._t = t
-        self._t.update(self._category_moments())
+        self._t.update(category_moments(self._t, self.discrete))
 
     # ------------------------------------------------------------------ identity
     @property
@@ -238,59 +242,28 @@ class Histogram(Family):
         return super().validate_y(y)
 
     # ------------------------------------------------------------------ categories
-    def _category_moments(self) -> dict:
-        """Mean, variance and ``E|X - X'|`` of every category, shape (C,) each."""
-        t = self._t
-        lo, hi, a, s, length, kind = (t["lo"], t["hi"], t["anchor"], t["scale"], t["length"],
-                                      t["kind"])
-        inf = torch.isinf(length)
-        if self.discrete:
-            m = hi - lo + 1.0
-            mu_in, var_in, d_in = 0.5 * (lo + hi), (m * m - 1.0) / 12.0, (m * m - 1.0) / (3 * m)
-            rho = s / (1.0 + s)
-            rl = torch.where(inf, torch.zeros_like(rho), rho ** (length + 1.0))
-            q = 1.0 - rl
-            lrl = torch.where(inf, torch.zeros_like(rho), (length + 1.0) * rl)
-            et = rho / (1 - rho) - lrl / q
-            lf = torch.where(inf, torch.zeros_like(s), length)
-            s2 = rho * (1 + rho - (lf + 1) ** 2 * rho ** lf * torch.where(inf, 0.0, 1.0)
-                        + torch.where(inf, 0.0, (2 * lf * lf + 2 * lf - 1)) * rl
-                        - torch.where(inf, 0.0, lf * lf * rho) * rl) / (1 - rho) ** 3
-            et2 = (1 - rho) * s2 / q
-            r1 = rho * q / (1 - rho)
-            r2 = rho * rho * (1 - rl * rl) / (1 - rho * rho)
-            d_t = 2 * (-lrl + r1 * (1 + rl) - r2) / (q * q)
-        else:
-            w = hi - lo
-            mu_in, var_in, d_in = 0.5 * (lo + hi), w * w / 12.0, w / 3.0
-            e = torch.exp(-length / s)
-            k = -torch.expm1(-length / s)
-            le = torch.where(inf, torch.zeros_like(s), length * e)
-            et = s - le / k
-            l2e = torch.where(inf, torch.zeros_like(s), length * length * e)
-            et2 = (2 * s * s - l2e - 2 * s * le - 2 * s * s * e) / k
-            d_t = (2 * s * k - s * k * k - 2 * le) / (k * k)
-        tail = kind != 0
-        sign = kind.to(torch.float64)
-        mu = torch.where(tail, a + sign * et, mu_in)
-        var = torch.where(tail, et2 - et * et, var_in)  # about the category's own mean
-        dd = torch.where(tail, d_t, d_in)
-        keep = t["present"]
-        zero = torch.zeros_like(mu)
-        return {"mu": torch.where(keep, mu, zero), "var": torch.where(keep, var, zero),
-                "dd": torch.where(keep, dd, zero)}
-
     def _index(self, y: torch.Tensor) -> torch.Tensor:
         """Category of each value (values outside the support get the nearest one)."""
-        idx = torch.searchsorted(self._t["cuts"], y.contiguous(), right=True)
-        present = self._t["present"]
+        t = self._tab(y)
+        idx = torch.searchsorted(t["cuts"], y.contiguous(), right=True)
+        present = t["present"]
         lowest = 0 if bool(present[0]) else 1
         highest = idx.new_tensor(present.numel() - 1 if bool(present[-1]) else
                                  present.numel() - 2)
         return idx.clamp(min=lowest).minimum(highest)
 
+    def _tab(self, like: torch.Tensor) -> dict:
+        """The layout's tensors on ``like``'s device (copied once per device: a fit on a
+        GPU reads them there)."""
+        if like.device.type == "cpu":
+            return self._t
+        cache = _DEVICE_TABLES.setdefault(self, {})
+        if like.device not in cache:
+            cache[like.device] = {k: v.to(like.device) for k, v in self._t.items()}
+        return cache[like.device]
+
     def _gather(self, name: str, idx: torch.Tensor) -> torch.Tensor:
-        return self._t[name][idx]
+        return self._tab(idx)[name][idx]
 
     def _tail_t(self, y, idx):
         """Distance ``t`` into the row's tail (``kind * (y - anchor)``)."""
@@ -301,12 +274,13 @@ class Histogram(Family):
         """Category logits ``log size_c - a_c^2 / 2 + coef . Phi[c]``, ``a_c = (t_c - loc) /
         scale`` (given or computed), shape (n, C)."""
         lay = self._require_layout()
+        t = self._tab(params["loc"])
         if a is None:
-            a = (self._t["position"] - params["loc"][..., None]) / params["scale"][..., None]
-        out = self._t["log_size"] - 0.5 * a * a
+            a = (t["position"] - params["loc"][..., None]) / params["scale"][..., None]
+        out = t["log_size"] - 0.5 * a * a
         if lay.n_basis:
             coef = torch.stack([params[f"coef_{j}"] for j in range(lay.n_basis)], dim=-1)
-            out = out + coef @ self._t["phi"].T
+            out = out + coef @ t["phi"].T
         return out
 
     def probs(self, params) -> torch.Tensor:
@@ -413,14 +387,16 @@ class Histogram(Family):
         return torch.where(kind == 0, inner, tail)
 
     def mean(self, params):
-        return self.probs(params) @ self._t["mu"]
+        p = self.probs(params)
+        return p @ self._tab(p)["mu"]
 
     def variance(self, params):
         """``sum_c p_c (var_c + (mu_c - mean)^2)``: centred, so an offset of ``y`` costs no
         digits."""
         p = self.probs(params)
-        m = p @ self._t["mu"]
-        return (p * (self._t["var"] + (self._t["mu"] - m[..., None]) ** 2)).sum(-1)
+        t = self._tab(p)
+        m = p @ t["mu"]
+        return (p * (t["var"] + (t["mu"] - m[..., None]) ** 2)).sum(-1)
 
     def sample(self, params, m, seed):
         gen = torch.Generator().manual_seed(int(seed))
@@ -470,7 +446,7 @@ class Histogram(Family):
         y = as_float64_tensor(y)
         idx = self._index(y)
         p = self.probs(params)
-        mu, dd = self._t["mu"], self._t["dd"]
+        mu, dd = self._tab(p)["mu"], self._tab(p)["dd"]
         far = (p * (mu - y.unsqueeze(-1)).abs()).sum(-1)
         own = self._rows(p, idx) * (self._within_abs(y, idx) - (self._gather("mu", idx) - y).abs())
         below_p = torch.cumsum(p, dim=-1) - p
@@ -486,17 +462,18 @@ class Histogram(Family):
         scale' / scale``): their moments are four weighted powers of ``a`` per row."""
         params = self.params_from_raw(raw)
         scale = params["scale"][:, None]
-        a = (self._t["position"] - params["loc"][:, None]) / scale
+        t = self._tab(raw)
+        a = (t["position"] - params["loc"][:, None]) / scale
         logp = torch.log_softmax(self._logits(params, a), dim=-1)
         p = logp.exp()
         c0 = self.links["loc"].derivative(raw[:, 0]) / scale[:, 0]
         c1 = self.links["scale"].derivative(raw[:, 1]) / scale[:, 0]
         pa3 = (pa2 := (pa := p * a) * a) * a
         m1, m2, m3, m4 = pa.sum(-1), pa2.sum(-1), pa3.sum(-1), (pa3 * a).sum(-1)
-        k = (j := (phi := self._t["phi"]).shape[1]) + 2
-        both = p @ torch.cat([phi, self._t["phi_outer"]], dim=1)  # (n, j + j^2)
+        k = (j := (phi := t["phi"]).shape[1]) + 2
+        both = p @ torch.cat([phi, t["phi_outer"]], dim=1)  # (n, j + j^2)
         mean = torch.cat([(c0 * m1)[:, None], (c1 * m2)[:, None], both[:, :j]], dim=-1)
-        second = torch.empty((p.shape[0], k, k), dtype=torch.float64)
+        second = torch.empty((p.shape[0], k, k), dtype=torch.float64, device=p.device)
         second[:, 0, 0] = c0 * c0 * m2
         second[:, 0, 1] = second[:, 1, 0] = c0 * c1 * m3
         second[:, 1, 1] = c1 * c1 * m4
@@ -505,7 +482,7 @@ class Histogram(Family):
             second[:, 1, 2:] = second[:, 2:, 1] = c1[:, None] * (pa2 @ phi)
             second[:, 2:, 2:] = both[:, j:].reshape(-1, j, j)
         # A ridge of 1e-12 (a law on one category has no spread of psi; natural step solves).
-        ridge = 1e-12 * torch.eye(k, dtype=torch.float64)
+        ridge = 1e-12 * torch.eye(k, dtype=torch.float64, device=p.device)
         return logp, (a, c0, c1), mean, second - mean[:, :, None] * mean[:, None, :] + ridge
 
     def fisher_information(self, raw):
@@ -518,6 +495,7 @@ class Histogram(Family):
             return by_row_blocks(self.raw_derivatives, _BLOCK, raw, as_float64_tensor(y), floor)
         below = None
         if floor is not None and bool(torch.isfinite(floor).any()):
+            floor = floor.to(raw.device)
             below = raw < floor  # at the floor: the one-sided gradient from above
             raw = torch.maximum(raw, floor)
         logp, (a, c0, c1), mean, cov = self._score_moments(raw)
@@ -526,7 +504,7 @@ class Histogram(Family):
         nll = -(self._rows(logp, idx) + self._within_log_density(y, idx))
         a_own = self._rows(a, idx)
         own = torch.cat([(c0 * a_own)[:, None], (c1 * a_own * a_own)[:, None],
-                         self._t["phi"][idx]], dim=-1)
+                         self._tab(idx)["phi"][idx]], dim=-1)
         grad = mean - own
         if below is not None:
             grad = torch.where(below, torch.zeros_like(grad), grad)

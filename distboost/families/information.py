@@ -18,7 +18,7 @@ def info_matrix(rows) -> torch.Tensor:
     vectors instead of interleaved ones."""
     ref = next(v for row in rows for v in row if isinstance(v, torch.Tensor))
     k = len(rows)
-    out = torch.empty((k, k) + tuple(ref.shape), dtype=ref.dtype)
+    out = torch.empty((k, k) + tuple(ref.shape), dtype=ref.dtype, device=ref.device)
     for i, row in enumerate(rows):
         for j, v in enumerate(row):
             out[i, j] = v

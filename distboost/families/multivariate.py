@@ -423,11 +423,11 @@ class MultivariateNormal(VectorFamily):
         d, rows, cols = self._tril()
         params = self.params_from_raw(raw)
         tril = self.structure(params)["scale_tril"]
-        eye = torch.eye(d, dtype=tril.dtype).expand_as(tril)
+        eye = torch.eye(d, dtype=tril.dtype, device=tril.device).expand_as(tril)
         inv = torch.linalg.solve_triangular(tril, eye, upper=False)  # P = L^{-1}
         u = inv[..., :, rows].transpose(-1, -2)  # u_k = P e_i, shape (n, T, d)
         diag_of_row = torch.diagonal(tril, dim1=-2, dim2=-1)[..., rows]  # exp(a_i), (n, T)
-        unit = torch.eye(d, dtype=tril.dtype)[cols]  # e_j, (T, d)
+        unit = torch.eye(d, dtype=tril.dtype, device=tril.device)[cols]  # e_j, (T, d)
         v = torch.where((rows == cols)[:, None], tril[..., rows, :],
                         diag_of_row[..., None] * unit)  # (n, T, d)
         vu = v @ u.transpose(-1, -2)  # (v_k . u_l)

@@ -286,11 +286,11 @@ class OrdinalLogit(Family):
 
     def mean(self, params):
         p = self.class_probs(params)
-        return (p * torch.arange(p.shape[-1], dtype=torch.float64)).sum(-1)
+        return (p * torch.arange(p.shape[-1], dtype=torch.float64, device=p.device)).sum(-1)
 
     def variance(self, params):
         p = self.class_probs(params)
-        k = torch.arange(p.shape[-1], dtype=torch.float64)
+        k = torch.arange(p.shape[-1], dtype=torch.float64, device=p.device)
         m = (p * k).sum(-1, keepdim=True)
         return (p * (k - m) ** 2).sum(-1)
 

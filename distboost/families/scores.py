@@ -98,7 +98,8 @@ def raw_nll_grad(family, formula, raw: torch.Tensor, y: torch.Tensor, fisher: bo
         derivs.append(out[1])
         plain.append(torch.ones_like(out[0]) if out[2] is None else out[2])
     nll, scores = formula(y, *values)
-    grad = torch.empty((len(values), raw.shape[0]), dtype=raw.dtype)  # (K, n): see info_matrix
+    # (K, n): see info_matrix
+    grad = torch.empty((len(values), raw.shape[0]), dtype=raw.dtype, device=raw.device)
     for k, (s, d) in enumerate(zip(scores, derivs, strict=True)):
         if d is None:
             grad[k] = s
@@ -116,7 +117,7 @@ def raw_nll_grad(family, formula, raw: torch.Tensor, y: torch.Tensor, fisher: bo
 
 def floored(raw: torch.Tensor, floor: torch.Tensor | None) -> torch.Tensor:
     """``max(raw, floor)`` (``raw`` itself without a floor)."""
-    return raw if floor is None else torch.maximum(raw, floor.to(raw.dtype))
+    return raw if floor is None else torch.maximum(raw, floor.to(raw.device, raw.dtype))
 
 
 def below_floor(grad: torch.Tensor, raw: torch.Tensor, floor: torch.Tensor | None):
@@ -124,7 +125,7 @@ def below_floor(grad: torch.Tensor, raw: torch.Tensor, floor: torch.Tensor | Non
     keeps the one-sided derivative from above, as autograd of ``clamp(raw, min=floor)``)."""
     if floor is None or not bool(torch.isfinite(floor).any()):
         return grad
-    return grad.masked_fill(raw < floor.to(raw.dtype), 0.0)
+    return grad.masked_fill(raw < floor.to(raw.device, raw.dtype), 0.0)
 
 
 def chain_rule(family, formula, raw: torch.Tensor, y: torch.Tensor,
@@ -168,7 +169,7 @@ def lgamma_ratio_dr(r: torch.Tensor, y) -> torch.Tensor:
     psi(r)`` below ``STIRLING_MIN``, the derivative of its Stirling form (Abramowitz & Stegun
     1964, 6.1.41) from there on, ``log1p(y/r) - (r - 1/2) y / (r (r + y)) + y / (r + y) +
     tail'(r + y) - tail'(r)``."""
-    r, y = torch.broadcast_tensors(r, torch.as_tensor(y, dtype=r.dtype))
+    r, y = torch.broadcast_tensors(r, torch.as_tensor(y, dtype=r.dtype, device=r.device))
     big = r >= STIRLING_MIN
     if not bool(big.any()):
         return torch.special.digamma(r + y) - torch.special.digamma(r)

@@ -56,8 +56,9 @@ def _edge_moments(lo: torch.Tensor, hi: torch.Tensor):
     se = s * e
     reach = -se + torch.sqrt(se * se + 80.0)  # s e t + t^2 / 2 = 40
     length = torch.minimum(reach, torch.where(torch.isfinite(hi - lo), hi - lo, reach))
-    t = 0.5 * (torch.as_tensor(_EDGE_T, dtype=e.dtype)[:, None] + 1.0) * length  # (128, m)
-    logw = torch.log(torch.as_tensor(_EDGE_W, dtype=e.dtype))[:, None] - se * t - 0.5 * t * t
+    t = 0.5 * (torch.as_tensor(_EDGE_T, dtype=e.dtype, device=e.device)[:, None] + 1.0) * length
+    logw = (torch.log(torch.as_tensor(_EDGE_W, dtype=e.dtype, device=e.device))[:, None]
+            - se * t - 0.5 * t * t)
     w = torch.softmax(logw, dim=0)
     z = e + s * t
     dz = z - (w * z).sum(dim=0)

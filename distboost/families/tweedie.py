@@ -71,7 +71,8 @@ def _log_w(y: torch.Tensor, phi: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
     for rows in torch.tensor_split(order, cuts) if y.shape[0] else ():
         width = int(half[rows].max().item())
         for sub in torch.split(rows, max(1, _CHUNK // (2 * width + 1))):
-            j = centre[None, sub] + torch.arange(-width, width + 1, dtype=torch.float64)[:, None]
+            j = centre[None, sub] + torch.arange(-width, width + 1, dtype=torch.float64,
+                                                 device=centre.device)[:, None]
             valid = j >= 1.0
             js = torch.where(valid, j, torch.ones_like(j))
             terms = (js * log_z[None, sub] - torch.lgamma(js + 1.0)
@@ -79,7 +80,7 @@ def _log_w(y: torch.Tensor, phi: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
             terms = torch.where(valid, terms, torch.full_like(terms, -math.inf))
             parts.append(torch.logsumexp(terms, dim=0))
     if not parts:
-        return torch.zeros(0, dtype=torch.float64)
+        return torch.zeros(0, dtype=torch.float64, device=y.device)
     return torch.cat(parts)[torch.argsort(order)]
 
 
@@ -183,7 +184,8 @@ class Tweedie(Family):
             rows = max(1, min(n - start, _CHUNK // (2 * width + 1)))
             sl = slice(start, start + rows)
             width = int(half[sl].max().item())
-            j = centre[None, sl] + torch.arange(-width, width + 1, dtype=torch.float64)[:, None]
+            j = centre[None, sl] + torch.arange(-width, width + 1, dtype=torch.float64,
+                                                device=centre.device)[:, None]
             valid = j >= 1.0
             js = torch.where(valid, j, torch.ones_like(j))
             log_pois = js * torch.log(lam[None, sl]) - lam[None, sl] - torch.lgamma(js + 1.0)

@@ -248,7 +248,8 @@ class ZeroMixture(Family):
             info = torch.diag_embed(info)
         n, k = info.shape[0], info.shape[1]
         # The (n, K, K) view of a (K, K, n) tensor, as distboost.families.base.info_matrix.
-        out = torch.zeros((k + 1, k + 1, n), dtype=torch.float64).permute(2, 0, 1)
+        out = torch.zeros((k + 1, k + 1, n), dtype=torch.float64,
+                          device=info.device).permute(2, 0, 1)
         if not self.inflated:
             out[:, :k, :k] = (1.0 - g)[:, None, None] * info
             out[:, k, k] = 1.0 / (g * (1.0 - g))

@@ -56,7 +56,7 @@ ENGINE = dict(n_estimators=1000, learning_rate=0.05, step="fisher", num_leaves=3
               n_iter_no_change=50, random_state=None, n_jobs=None, verbose=0,
               base_learner=None, backend=None, monotone_constraints=None,
               interaction_constraints=None, min_split_gain=0.0, extra_trees=False,
-              path_smooth=0.0, max_cat_to_onehot=4)
+              path_smooth=0.0, max_cat_to_onehot=4, device="cpu")
 
 
 def engine(**kw) -> EngineParams:

@@ -129,3 +129,73 @@ def test_explanations_add_up_and_options_pass_through_with_xgboost():
     with pytest.raises(ValueError, match="extra_trees is a LightGBM option"):
         db.DistributionalRegressor(backend="xgboost", extra_trees=True,
                                    n_estimators=2).fit(X, y)
+
+
+# ---------------------------------------------------------------- device="cuda"
+import distboost.boosting.xgboost_backend as xgboost_backend  # noqa: E402
+
+CUDA = pytest.mark.skipif(
+    not __import__("torch").cuda.is_available()
+    or not xgb.build_info().get("USE_CUDA", False),
+    reason="needs a CUDA GPU, torch with CUDA and XGBoost with CUDA")
+
+
+def _device_data(n=1500, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    y = np.exp(0.4 * X[:, 0] + 0.3 * rng.normal(size=n))
+    w = rng.uniform(0.5, 2.0, size=n)
+    return X, y, w
+
+
+DEVICE_CASES = [
+    ("normal", {}),  # closed-form derivatives
+    ("gamma", {}),  # autograd
+    ("studentt", {"step": "newton"}),  # autograd Hessian
+    ("lognormal", {"param_options": {"scale": {"num_leaves": 4}}}),  # per-parameter backend
+]
+
+
+@pytest.mark.parametrize("family, options", DEVICE_CASES)
+def test_the_device_path_equals_the_host_path(monkeypatch, family, options):
+    """The GPU code path (scores and derivatives as torch tensors, gradients handed over
+    as arrays of the device) run on the CPU's torch device: the same model as the NumPy
+    path, with validation rows, weights and per-parameter stopping."""
+    X, y, w = _device_data()
+    kw = {"family": family, "backend": "xgboost", "n_estimators": 40, "random_state": 0,
+          **options}
+    host = db.DistributionalRegressor(**kw).fit(X, y, sample_weight=w)
+    seen = []
+    plain, finish = xgboost_backend.xgb_params, XGBoostBackend.finish
+    monkeypatch.setattr(xgboost_backend, "xgb_params",
+                        lambda *a, **k: {**plain(*a, **k), "device": "cpu"})
+
+    def record(self):
+        seen.append(type(self._scores).__name__)
+        return finish(self)
+
+    monkeypatch.setattr(XGBoostBackend, "finish", record)
+    tensors = db.DistributionalRegressor(**kw).fit(X, y, sample_weight=w)
+    assert seen and set(seen) == {"Tensor"}
+    assert tensors.best_iteration_ == host.best_iteration_
+    np.testing.assert_allclose(tensors.predict_raw(X[:300]), host.predict_raw(X[:300]),
+                               rtol=0, atol=1e-12)
+
+
+@CUDA
+@pytest.mark.parametrize("family, options", DEVICE_CASES)
+def test_a_gpu_fit_matches_the_cpu_fit(family, options):
+    """On a GPU: the scores and derivatives stay on the device, and the model is as good
+    as the CPU's (XGBoost's GPU histograms are not bit-equal to its CPU ones)."""
+    X, y, _ = _device_data(20_000)
+    Xt, yt, _ = _device_data(5_000, seed=1)
+    kw = {"family": family, "backend": "xgboost", "n_estimators": 100, "random_state": 0,
+          **options}
+    cpu = db.DistributionalRegressor(**kw).fit(X, y)
+    gpu = db.DistributionalRegressor(device="cuda", **kw).fit(X, y)
+    assert gpu.device == "cuda"
+    nll_cpu = cpu.predict_dist(Xt).nll(yt).mean()
+    nll_gpu = gpu.predict_dist(Xt).nll(yt).mean()
+    assert abs(nll_gpu - nll_cpu) < 0.01 * abs(nll_cpu) + 0.005
+    again = db.DistributionalRegressor(device="cuda", **kw).fit(X, y)
+    np.testing.assert_allclose(again.predict_raw(Xt), gpu.predict_raw(Xt), atol=1e-5)

@@ -1,0 +1,157 @@
+"""GPU against CPU: distboost's XGBoost backend with ``device="cuda"`` (issue 30, item 4).
+
+On ``--n`` (2,000,000) x 20 float32 synthetic rows (``benchmarks/speed.py``'s data; a
+positive target for the Gamma), ``--rounds`` (100) rounds, 31 leaves, learning rate 0.1, no
+early stopping, the natural step, every fit timed in this one process, one after the other:
+
+- the floor: XGBoost alone growing ``K`` trees a round from a built-in objective
+  (``reg:squarederror`` on ``K`` targets, one tree per target, the same tree options), on
+  the CPU (all cores) and on the GPU;
+- ``DistributionalRegressor(backend="xgboost")`` on the CPU and with ``device="cuda"``
+  (the derivatives then run in torch on the GPU);
+- the default LightGBM backend on the CPU, for reference.
+
+Each distboost fit's held-out NLL on 100,000 new rows is printed beside its time (the GPU's
+histogram trees are not bit-equal to the CPU's: the NLLs agree, the trees differ).  A first
+small fit on each device warms it up (CUDA context, kernels) and is not timed.
+
+Run: ``python benchmarks/gpu.py [--n 2000000] [--rounds 100] [--families normal,gamma]
+[--json out.json]`` on a machine with a CUDA GPU, torch with CUDA, XGBoost with CUDA and
+CuPy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import time
+import warnings
+
+import numpy as np
+
+warnings.filterwarnings("ignore")
+
+HELD_OUT = 100_000
+
+
+def make_data(n: int, family: str, seed: int = 0):
+    """``n`` x 20 float32 features and a target for ``family`` (positive for gamma)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 20)).astype(np.float32)
+    mean = X[:, 0] + np.sin(2 * X[:, 1])
+    if family == "gamma":
+        y = np.exp(0.5 * mean) * rng.gamma(2.0, 0.5, size=n) / np.exp(0.3 * X[:, 2])
+    else:
+        y = mean + rng.normal(size=n) * np.exp(0.5 * X[:, 2])
+    return X, y
+
+
+def xgboost_floor(X, y, k: int, rounds: int, device: str) -> float:
+    """Seconds of XGBoost growing ``k`` trees a round from its own squared error."""
+    import xgboost as xgb
+
+    targets = np.repeat(y[:, None], k, axis=1) + np.arange(k)
+    params = {"tree_method": "hist", "device": device, "grow_policy": "lossguide",
+              "max_leaves": 31, "max_depth": 0, "min_child_weight": 20.0, "lambda": 0.0,
+              "eta": 0.1, "max_bin": 255, "objective": "reg:squarederror",
+              "multi_strategy": "one_output_per_tree", "verbosity": 0}
+    t0 = time.perf_counter()
+    dtrain = xgb.DMatrix(X, label=targets)
+    xgb.train(params, dtrain, num_boost_round=rounds)
+    return time.perf_counter() - t0
+
+
+def distboost_fit(X, y, family: str, rounds: int, backend: str, device: str):
+    """``(seconds, model)`` of one fit."""
+    import distboost as db
+
+    model = db.DistributionalRegressor(
+        family=family, step="natural", early_stopping=False, calibrate=False,
+        linear_start=False, n_estimators=rounds, learning_rate=0.1, num_leaves=31,
+        min_child_samples=20, backend=backend, device=device)
+    t0 = time.perf_counter()
+    model.fit(X, y)
+    return time.perf_counter() - t0, model
+
+
+def held_out_nll(model, family: str) -> float:
+    X, y = make_data(HELD_OUT, family, seed=1)
+    return float(np.mean(model.predict_dist(X).nll(y)))
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--n", type=int, default=2_000_000)
+    ap.add_argument("--rounds", type=int, default=100)
+    ap.add_argument("--families", default="normal,gamma")
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--devices", default="cpu,cuda",
+                    help="cpu alone: a dry run on a machine without a GPU; cuda alone: the "
+                    "GPU fits and floor only")
+    args = ap.parse_args(argv)
+    import torch
+    import xgboost
+
+    import distboost as db
+
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"
+    print(f"# GPU {gpu}; {os.cpu_count()} CPU cores; xgboost {xgboost.__version__}, "
+          f"torch {torch.__version__}, distboost {db.__version__}; n={args.n:,}, "
+          f"{args.rounds} rounds", flush=True)
+    devices = [d.strip() for d in args.devices.split(",")]
+    cuda = "cuda" in devices
+    warm_X, warm_y = make_data(5_000, "normal", seed=2)
+    for device in devices:  # CUDA context and kernels: not timed
+        xgboost_floor(warm_X, warm_y, 2, 5, device)
+        try:
+            distboost_fit(warm_X, warm_y, "normal", 5, "xgboost", device)
+        except Exception as err:
+            print(f"# warm-up on {device}: FAILED {type(err).__name__}: {err}", flush=True)
+    rows = []
+    for family in [f.strip() for f in args.families.split(",") if f.strip()]:
+        X, y = make_data(args.n, family)
+        k = len(db.families.get(family).param_names)
+        floor = {d: xgboost_floor(X, y, k, args.rounds, d) for d in devices}
+        fits = [("xgboost", "cuda")] if cuda else []
+        if "cpu" in devices:
+            fits += [("xgboost", "cpu"), ("lightgbm", "cpu")]
+        for backend, device in fits:
+            if cuda:
+                torch.cuda.reset_peak_memory_stats()
+            try:
+                seconds, model = distboost_fit(X, y, family, args.rounds, backend, device)
+            except Exception as err:  # one failure does not hide the other figures
+                print(f"# {family}, {backend}, {device}: FAILED {type(err).__name__}: {err}",
+                      flush=True)
+                continue
+            row = {"family": family, "backend": backend, "device": device,
+                   "seconds": seconds, "rounds": int(model.n_iter_),
+                   "floor_seconds": floor[device] if backend == "xgboost" else None,
+                   "nll": held_out_nll(model, family),
+                   "torch_peak_gpu_gb": torch.cuda.max_memory_allocated() / 1024**3
+                   if cuda else None,
+                   "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+                   / 1024**2}
+            if row["floor_seconds"]:
+                row["ratio"] = seconds / row["floor_seconds"]
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            del model
+        print(f"# {family}: XGBoost floor ({k} trees a round), seconds: "
+              + ", ".join(f"{d} {s:.1f}" for d, s in floor.items()), flush=True)
+    print("\n| family | fit | seconds | x its floor | held-out NLL |")
+    print("|---|---|---|---|---|")
+    for r in rows:
+        ratio = f"{r['ratio']:.2f}" if "ratio" in r else ""
+        print(f"| {r['family']} | {r['backend']}, {r['device']} | {r['seconds']:.1f} | "
+              f"{ratio} | {r['nll']:.4f} |")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(rows, fh, indent=1)
+    return {"rows": rows}
+
+
+if __name__ == "__main__":
+    main()
