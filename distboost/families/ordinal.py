@@ -26,6 +26,7 @@ CRPS by the exact sum over classes (the ranked probability score).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping
 
 import numpy as np
@@ -46,6 +47,20 @@ def _log1mexp(x: torch.Tensor) -> torch.Tensor:
     """``log(1 - exp(x))`` for ``x <= 0`` (Maechler 2012)."""
     return torch.where(x > -math.log(2.0), torch.log(-torch.expm1(x)),
                        torch.log1p(-torch.exp(x)))
+
+
+def _warn_numeric_labels(categories) -> None:
+    """Numbers as labels that are not their own class indices (``[3, 4, ..., 8]``): the law,
+    its predictions and a Predictive's scores are on the indices, which a user who fitted
+    numbers would read as numbers; say so where the labels are encoded."""
+    numeric = all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in categories)
+    if numeric and list(categories) != list(range(len(categories))):
+        warnings.warn(
+            f"Family 'ordinal_logit' reads the labels {list(categories)} as the class "
+            f"indices 0 .. {len(categories) - 1}: predict, quantiles and means are class "
+            "indices, and a Predictive scores (cdf, log_prob, crps, pit) class indices; "
+            "pass y as family.encode_target(y) to those, or fit family='ordinal_logit' "
+            "(K read from the integer labels themselves).", UserWarning, stacklevel=3)
 
 
 @register
@@ -196,6 +211,7 @@ class OrdinalLogit(Family):
                 raise ValueError(f"Target y has {int((out < 0).sum())} of {out.size} rows whose "
                                  f"label is not among the categories {list(self.categories)} "
                                  "of family 'ordinal_logit'.")
+            _warn_numeric_labels(self.categories)
             return out.reshape(values.shape)
         if self.n_classes is None:
             values = np.asarray(y.to_numpy() if isinstance(y, pd.Series) else y)

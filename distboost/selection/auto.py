@@ -162,7 +162,8 @@ def choose(estimator, X, y, exclude=()) -> tuple[str, pd.DataFrame]:
     family : str
     table : DataFrame
         ``compare_families``' table with the columns ``n_params``, ``se`` and ``within_1se``;
-        ``attrs`` adds ``chosen``, ``rows`` (of the subsample), ``folds``, ``rule`` and
+        ``attrs`` adds ``chosen``, ``rows`` (of the subsample), ``learning_rate`` and
+        ``max_rounds`` (of the comparison's fits), ``folds``, ``rule`` and
         ``warnings`` (the candidates' warnings during the comparison, not shown: the
         chosen family's own fit warns about itself).
 
@@ -212,6 +213,8 @@ def choose(estimator, X, y, exclude=()) -> tuple[str, pd.DataFrame]:
         torch.set_num_threads(threads)
     table.attrs["warnings"] = list(dict.fromkeys(str(w.message) for w in caught))
     table.attrs["rows"] = len(rows)
+    table.attrs["learning_rate"] = params["learning_rate"]
+    table.attrs["max_rounds"] = params["n_estimators"]
     table.attrs["not_compared"] = dropped
     return one_se_choice(table, {f: _n_params(f, y, kind) for f in names}, metric), table
 

@@ -149,3 +149,17 @@ def test_candidates_warnings_are_kept_in_the_table_not_shown():
     assert any("zero_inflated_negative_binomial" in m for m in held)
     if model.family_.name != "zero_inflated_negative_binomial":
         assert not any("zero_inflated" in str(w.message) for w in caught)
+
+
+def test_the_comparison_says_its_rows_rate_and_rounds(monkeypatch, data):
+    """A subsample of MAX_ROWS rows at COMPARE_RATE (or the estimator's rate if higher), at
+    most MAX_ROUNDS rounds: the table's attrs say what the comparison was."""
+    import distboost.selection.auto as auto
+
+    monkeypatch.setattr(auto, "MAX_ROWS", 60)
+    X, y = data
+    model = db.DistributionalRegressor(family="auto", n_estimators=300, learning_rate=0.05,
+                                       random_state=0)
+    _, table = auto.choose(model, X, y)
+    assert (table.attrs["rows"], table.attrs["learning_rate"],
+            table.attrs["max_rounds"]) == (60, auto.COMPARE_RATE, auto.MAX_ROUNDS)
