@@ -78,8 +78,8 @@ def ibug_folds(n: int, n_folds: int = 10):
 
 
 def run_distboost(db, params: dict, mode: str, X, y, rows, seed: int = 0):
-    """distboost's Normal with ``params`` under fit ``mode``: ``(loc, scale)`` of the test
-    rows."""
+    """distboost (the Normal, or the family in ``params``) under fit ``mode``: the fitted
+    model."""
     train, test, tune, valid = rows
     if mode == "own":
         model = db.DistributionalRegressor(random_state=seed, **params).fit(X[train], y[train])
@@ -111,8 +111,7 @@ def run_distboost(db, params: dict, mode: str, X, y, rows, seed: int = 0):
             # parameter keeps its own rounds (per_parameter_stopping).
             model.dispersion_shift_ = shift
             model.ensemble_.set_rounds(np.minimum(kept, model.ensemble_.n_iter_))
-    p = model.predict_params(X[test])
-    return p["loc"].to_numpy(), p["scale"].to_numpy()
+    return model
 
 
 #: The point-model reference: LightGBM's L2 regressor, learning rate 0.05, the better of
@@ -144,10 +143,11 @@ def run_lightgbm(mode: str, X, y, rows, seed: int = 0, cap: int = 5000):
     return loc, np.full(loc.shape, rmse)
 
 
-def run(db, load, scores, data: str, names, n_folds: int, methods, mode: str,
+def run(db, load, scores, model_scores, data: str, names, n_folds: int, methods, mode: str,
         params: dict, quick: bool = False) -> pd.DataFrame:
     """Every method on every fold: one row per (set, fold, method) with the scores and the
-    fit seconds."""
+    fit seconds: ``scores(loc, scale, y)`` of a Normal (LightGBM's point model with a
+    constant scale), ``model_scores(model, X, y)`` of distboost's Predictive (any family)."""
     rows = []
     for name in names:
         if name not in DATASETS:
@@ -157,15 +157,17 @@ def run(db, load, scores, data: str, names, n_folds: int, methods, mode: str,
         for fold, *split in ibug_folds(len(y), n_folds):
             for method in methods:
                 t0 = time.perf_counter()
+                test = split[1]
                 if method == "distboost":
-                    loc, scale = run_distboost(db, params, mode, X, y, split)
+                    model = run_distboost(db, params, mode, X, y, split)
+                    scored = model_scores(model, X[test], y[test])
                 elif method == "lightgbm":
                     loc, scale = run_lightgbm(mode, X, y, split, cap=50 if quick else 5000)
+                    scored = scores(loc, scale, y[test])
                 else:
                     raise ValueError(f"--protocol ibug runs distboost and lightgbm, not "
                                      f"{method!r}.")
-                rows.append({"dataset": name, "split": fold, "method": method,
-                             **scores(loc, scale, y[split[1]]),
+                rows.append({"dataset": name, "split": fold, "method": method, **scored,
                              "seconds": time.perf_counter() - t0})
         df = pd.DataFrame(rows)
         print(df[df.dataset == name].groupby("method")[["crps", "nll", "rmse", "coverage_90",
