@@ -27,8 +27,11 @@ The engine's options map to XGBoost's (:func:`xgb_params`): ``num_leaves`` to
 one per row at the start values, so a hessian sum counts rows approximately: XGBoost has no
 row-count limit), ``reg_lambda`` to ``lambda``, ``colsample`` to ``colsample_bytree``.
 
-XGBoost cannot take a round back in place; a rejected round (the engine's line search) is
-removed by slicing the booster (``booster[:r]``), which copies the model: cheap for the
+The training (and validation) scores are read from XGBoost's prediction cache, which the
+booster keeps up to date as the rounds are added (a copy of ``(n, K)`` margins a round, no
+pass over the trees). XGBoost cannot take a round back in place; a rejected round (the
+engine's line search) is removed by slicing the booster (``booster[:r]``, a copy of the
+model registered with the cache again, whose margins are recomputed once): cheap for the
 rare round that needs it.  Text models (``save_raw("json")``) make saving safe: no pickle.
 """
 
@@ -175,9 +178,13 @@ class XGBoostBackend:
         self.train = _matrix(xgb, X)
         self._params = xgb_params(params, self.k, n)
         self.device = self._params.get("device")  # None on the CPU
-        self.booster = xgb.Booster(self._params, [self.train])
         self.valid = None if X_val is None else _matrix(xgb, X_val)
-        self._scores = np.tile(np.asarray(init_raw, dtype=np.float64), (n, 1))
+        # XGBoost keeps the margins of the DMatrix objects in its cache up to date as the
+        # rounds are added: reading them costs a copy, not a pass over every tree.
+        self._cache = [self.train] + ([] if self.valid is None else [self.valid])
+        self.booster = xgb.Booster(self._params, self._cache)
+        self._init = np.asarray(init_raw, dtype=np.float64).reshape(1, -1)
+        self._scores = np.tile(self._init, (n, 1))
         self._features = None  # the training features on the device (in-place prediction)
         if self.device is not None:
             import torch
@@ -188,25 +195,26 @@ class XGBoostBackend:
                               else np.tile(np.asarray(init_raw, dtype=np.float64),
                                            (X_val.shape[0], 1)))
         self._rounds = 0
-        self._last = None  # (grad, hess, train delta, valid delta) of the last round
+        self._last = None  # (grad, hess, train scores, valid scores) before the last round
 
-    def _round_margin(self, data, r: int) -> np.ndarray:
-        out = self.booster.predict(data, output_margin=True, iteration_range=(r, r + 1))
-        return np.reshape(out, (-1, self.k)).astype(np.float64)
+    def _cached_scores(self, data) -> np.ndarray:
+        """Start values plus every round's trees on ``data`` (a DMatrix of the cache: read
+        from XGBoost's prediction cache), float64 of shape (rows, K)."""
+        out = self.booster.predict(data, output_margin=True)
+        return np.reshape(out, (-1, self.k)).astype(np.float64) + self._init
 
-    def _train_margin(self, r: int):
-        """Round ``r``'s trees on the training rows: ndarray, or a float64 tensor on the
-        device (copied out of XGBoost's prediction buffer, which the next call reuses)."""
-        if self.device is None:
-            return self._round_margin(self.train, r)
+    def _device_scores(self, r: int):
+        """The training scores after round ``r`` as a float64 tensor on the device: the
+        round's trees predicted in place on the device's features (copied out of
+        XGBoost's prediction buffer, which the next call reuses) added to the scores."""
         import torch
 
         if self._features is not None:
             out = self.booster.inplace_predict(self._features, iteration_range=(r, r + 1),
                                                predict_type="margin", missing=np.nan)
             out = torch.as_tensor(out, device=self.device)
-            return out.reshape(-1, self.k).to(torch.float64, copy=True)
-        return torch.as_tensor(self._round_margin(self.train, r), device=self.device)
+            return self._scores + out.reshape(-1, self.k).to(torch.float64)
+        return torch.as_tensor(self._cached_scores(self.train), device=self.device)
 
     def train_scores(self) -> np.ndarray:
         """Raw scores of the training rows (start values included), shape (n, K)."""
@@ -230,30 +238,26 @@ class XGBoostBackend:
         self.booster.boost(self.train, self._rounds, grad=g, hess=h)
         r = self._rounds
         self._rounds += 1
-        delta = self._train_margin(r)
-        self._scores = self._scores + delta
-        delta_val = None
+        self._last = (grad, hess, self._scores, self._valid_scores)
+        self._scores = (self._cached_scores(self.train) if self.device is None
+                        else self._device_scores(r))
         if self.valid is not None:
-            delta_val = self._round_margin(self.valid, r)
-            self._valid_scores = self._valid_scores + delta_val
-        self._last = (grad, hess, delta, delta_val)
+            self._valid_scores = self._cached_scores(self.valid)
 
     def rollback(self) -> None:
-        """Remove the last round: its trees and their share of the scores."""
-        _, _, delta, delta_val = self._last
+        """Remove the last round: its trees, and the scores back to those before it."""
+        _, _, self._scores, self._valid_scores = self._last
         self._rounds -= 1
+        xgb = _xgboost()
         if self._rounds:
-            self.booster = self.booster[: self._rounds]
+            # A slice is a new booster: registered with the cache again, it keeps the
+            # margins (recomputed once) up to date as the rounds are added.
+            self.booster = xgb.Booster(cache=self._cache,
+                                       model_file=self.booster[: self._rounds])
             self.booster.set_param({"eta": float(self._rate)})
         else:
-            self.booster = self._empty()
-        self._scores = self._scores - delta
-        if delta_val is not None:
-            self._valid_scores = self._valid_scores - delta_val
-
-    def _empty(self):
-        """A booster with no rounds, at the current learning rate."""
-        return _xgboost().Booster({**self._params, "eta": float(self._rate)}, [self.train])
+            self.booster = xgb.Booster({**self._params, "eta": float(self._rate)},
+                                       self._cache)
 
     def retry(self, learning_rate: float) -> None:
         """Take the last round back and grow it again from its ``(grad, hess)`` with
