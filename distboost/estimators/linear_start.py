@@ -35,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import torch
+from scipy.optimize import minimize
 
 from .rounds import one_standard_error_choice
 
@@ -174,26 +175,28 @@ def fit_linear_start(loss, init_raw: np.ndarray, Z: np.ndarray, data: dict, weig
     info = ((g.detach() ** 2) * w[:, None]).sum(0)
     info = torch.where(torch.isfinite(info) & (info > 0), info, torch.ones_like(info))
     unit = 1.0 / info.sqrt()
-    a_s = torch.zeros(k, dtype=torch.float64)
-    b_s = torch.zeros((Z.shape[1], k), dtype=torch.float64)
+    q = Z.shape[1]
+    a0 = np.zeros(k)
+    b0 = np.zeros((q, k))
     if warm is not None:
-        a_s += (torch.as_tensor(warm[0], dtype=torch.float64) - base) / unit
-        b_s += torch.as_tensor(warm[1], dtype=torch.float64) / unit * m
-    a_s.requires_grad_(True)
-    b_s.requires_grad_(True)
-    opt = torch.optim.LBFGS([a_s, b_s], max_iter=MAX_ITER, line_search_fn="strong_wolfe",
-                            tolerance_grad=1e-9, tolerance_change=1e-12)
+        a0 += ((torch.as_tensor(warm[0], dtype=torch.float64) - base) / unit).numpy()
+        b0 += (torch.as_tensor(warm[1], dtype=torch.float64) / unit * m).numpy()
 
-    def objective():
-        opt.zero_grad()
+    def split(theta: np.ndarray):
+        t = torch.from_numpy(theta)
+        return t[:k], t[k:].reshape(q, k)
+
+    def autograd(theta):
+        a_s, b_s = (v.clone().requires_grad_(True) for v in split(theta))
         raw = base + a_s * unit + z @ (b_s * m * unit)
         value = (loss(raw, data) * w).sum() + penalty * (b_s * b_s * m).sum()
         if not torch.isfinite(value):
             raise FloatingPointError("the penalised linear start diverged")
         value.backward()
-        return value
+        return float(value.detach()), np.concatenate([a_s.grad.numpy(), b_s.grad.numpy().ravel()])
 
-    def closed_form():
+    def closed_form(theta):
+        a_s, b_s = split(theta)
         with torch.no_grad():
             raw = base + a_s * unit + z @ (b_s * m * unit)
             rows, grad = derivatives(raw, data)[:2]
@@ -201,14 +204,20 @@ def fit_linear_start(loss, init_raw: np.ndarray, Z: np.ndarray, data: dict, weig
             if not torch.isfinite(value):
                 raise FloatingPointError("the penalised linear start diverged")
             weighted = grad * w[:, None]  # d value / d raw, shape (n, K)
-            a_s.grad = weighted.sum(0) * unit
-            b_s.grad = (z.T @ weighted) * (m * unit) + 2.0 * penalty * b_s * m
-        return value
+            g_a = weighted.sum(0) * unit
+            g_b = (z.T @ weighted) * (m * unit) + 2.0 * penalty * b_s * m
+        return float(value), np.concatenate([g_a.numpy(), g_b.numpy().ravel()])
 
-    opt.step(objective if derivatives is None else closed_form)
+    # SciPy's L-BFGS-B (Byrd et al. 1995; no bounds here): torch.optim's L-BFGS imported
+    # torch._dynamo on its first use, 1.6-2.8 s of the first small fit of a process.
+    result = minimize(autograd if derivatives is None else closed_form,
+                      np.concatenate([a0, b0.ravel()]), jac=True, method="L-BFGS-B",
+                      options={"maxiter": MAX_ITER, "maxcor": 100, "gtol": 1e-9,
+                               "ftol": 0.0})
+    a_s, b_s = split(np.asarray(result.x, dtype=np.float64))
     a = a_s * unit
     b = b_s * m * unit
-    return (base + a).detach().numpy().copy(), b.detach().numpy().copy()
+    return (base + a).numpy().copy(), b.numpy().copy()
 
 
 def choose_linear_start(make_loss, X, y, weight, folds, fit_start, mask=None) -> float | None:
