@@ -31,8 +31,9 @@ The training (and validation) scores are read from XGBoost's prediction cache, w
 booster keeps up to date as the rounds are added (a copy of ``(n, K)`` margins a round, no
 pass over the trees). XGBoost cannot take a round back in place; a rejected round (the
 engine's line search) is removed by slicing the booster (``booster[:r]``, a copy of the
-model registered with the cache again, whose margins are recomputed once): cheap for the
-rare round that needs it.  Text models (``save_raw("json")``) make saving safe: no pickle.
+model), and from then on each round's trees are predicted on their own and added (a sliced
+booster's cache would recompute every kept round after each rollback).  Text models
+(``save_raw("json")``) make saving safe: no pickle.
 """
 
 from __future__ import annotations
@@ -196,12 +197,21 @@ class XGBoostBackend:
                                            (X_val.shape[0], 1)))
         self._rounds = 0
         self._last = None  # (grad, hess, train scores, valid scores) before the last round
+        # After a rollback the rebuilt booster's cache is empty: each later round is added
+        # by predicting its own trees (reading the cache would recompute every round after
+        # each rollback, quadratic in the rounds when rounds are often taken back).
+        self._incremental = False
 
     def _cached_scores(self, data) -> np.ndarray:
         """Start values plus every round's trees on ``data`` (a DMatrix of the cache: read
         from XGBoost's prediction cache), float64 of shape (rows, K)."""
         out = self.booster.predict(data, output_margin=True)
         return np.reshape(out, (-1, self.k)).astype(np.float64) + self._init
+
+    def _round_margin(self, data, r: int) -> np.ndarray:
+        """Round ``r``'s trees on ``data``, float64 of shape (rows, K)."""
+        out = self.booster.predict(data, output_margin=True, iteration_range=(r, r + 1))
+        return np.reshape(out, (-1, self.k)).astype(np.float64)
 
     def _device_scores(self, r: int):
         """The training scores after round ``r`` as a float64 tensor on the device: the
@@ -214,6 +224,9 @@ class XGBoostBackend:
                                                predict_type="margin", missing=np.nan)
             out = torch.as_tensor(out, device=self.device)
             return self._scores + out.reshape(-1, self.k).to(torch.float64)
+        if self._incremental:
+            return self._scores + torch.as_tensor(self._round_margin(self.train, r),
+                                                  device=self.device)
         return torch.as_tensor(self._cached_scores(self.train), device=self.device)
 
     def train_scores(self) -> np.ndarray:
@@ -239,15 +252,21 @@ class XGBoostBackend:
         r = self._rounds
         self._rounds += 1
         self._last = (grad, hess, self._scores, self._valid_scores)
-        self._scores = (self._cached_scores(self.train) if self.device is None
-                        else self._device_scores(r))
+        if self.device is not None:
+            self._scores = self._device_scores(r)
+        elif self._incremental:
+            self._scores = self._scores + self._round_margin(self.train, r)
+        else:
+            self._scores = self._cached_scores(self.train)
         if self.valid is not None:
-            self._valid_scores = self._cached_scores(self.valid)
+            self._valid_scores = (self._valid_scores + self._round_margin(self.valid, r)
+                                  if self._incremental else self._cached_scores(self.valid))
 
     def rollback(self) -> None:
         """Remove the last round: its trees, and the scores back to those before it."""
         _, _, self._scores, self._valid_scores = self._last
         self._rounds -= 1
+        self._incremental = True
         xgb = _xgboost()
         if self._rounds:
             # A slice is a new booster: registered with the cache again, it keeps the

@@ -16,7 +16,6 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
-from scipy.optimize import minimize
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -333,29 +332,25 @@ def _check_fisher(fisher, init_raw: np.ndarray, data: dict, n: int) -> None:
 
 
 def _constant_init(loss, k: int, data: dict, n: int, sample_weight) -> np.ndarray:
-    """The constant raw vector minimising the weighted mean loss (L-BFGS-B from 0)."""
+    """The constant raw vector minimising the weighted mean loss (L-BFGS from 0)."""
     w = None if sample_weight is None else torch.as_tensor(sample_weight)
+    theta = torch.zeros(k, dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.LBFGS([theta], lr=1.0, max_iter=INIT_MAX_ITER, tolerance_grad=1e-12,
+                            tolerance_change=1e-15, line_search_fn="strong_wolfe")
 
-    def mean_loss(theta: torch.Tensor) -> torch.Tensor:
+    def mean_loss():
         per_row = loss(theta.expand(n, k), data)
         return per_row.mean() if w is None else (per_row * w).sum() / w.sum()
 
-    def value_and_grad(x: np.ndarray):
-        theta = torch.tensor(x, dtype=torch.float64, requires_grad=True)
-        value = mean_loss(theta)
-        if not torch.isfinite(value):  # L-BFGS-B backs its line search off an inf
-            return np.inf, np.zeros(k)
+    def closure():
+        opt.zero_grad()
+        value = mean_loss()
         value.backward()
-        return float(value.detach()), theta.grad.numpy().copy()
+        return value
 
-    # SciPy's L-BFGS-B (torch.optim's first use imports torch._dynamo: seconds).
-    result = minimize(value_and_grad, np.zeros(k), jac=True, method="L-BFGS-B",
-                      options={"maxiter": INIT_MAX_ITER, "maxcor": 100, "gtol": 1e-12,
-                               "ftol": 0.0})
-    out = np.asarray(result.x, dtype=np.float64).copy()
-    with torch.no_grad():
-        final = float(mean_loss(torch.as_tensor(out)))
-    if not np.isfinite(out).all() or not np.isfinite(final):
+    opt.step(closure)
+    out = theta.detach().numpy().copy()
+    if not np.isfinite(out).all() or not np.isfinite(float(mean_loss().detach())):
         raise ValueError(
             "Could not find a finite constant start value by minimising the mean loss from 0; "
             "pass init= (one raw start value per output)."

@@ -51,9 +51,10 @@ class _Grid:
         """The values on ``device`` (a GPU's copy refreshed after a fill)."""
         if torch.device(device).type == "cpu":
             return self.values
-        kept = self._copies.get(device)
-        if kept is None or kept[0] != self._fills:
-            kept = self._copies[device] = (self._fills, self.values.to(device))
+        with self.lock:  # a fill of another thread is either all in the copy or not at all
+            kept = self._copies.get(device)
+            if kept is None or kept[0] != self._fills:
+                kept = self._copies[device] = (self._fills, self.values.to(device))
         return kept[1]
 
     def fill(self, i: torch.Tensor, j: torch.Tensor) -> None:

@@ -201,6 +201,7 @@ class OrdinalLogit(Family):
             elif self.categories is not None and labels != list(self.categories):
                 raise ValueError(f"Target y's categories {labels} differ from the family's "
                                  f"{list(self.categories)}.")
+            _warn_numeric_labels(labels)
             return codes.astype(np.float64)
         if self.categories is not None:
             values = np.asarray(y.to_numpy() if isinstance(y, pd.Series) else y)

@@ -48,10 +48,15 @@ def test_scores_follow_the_trees_and_a_rollback_restores_them_exactly():
     assert not np.allclose(backend.train_scores(), after_one)
     backend.rollback()
     np.testing.assert_allclose(backend.train_scores(), after_one, atol=1e-6)
+    # After a rollback each round is added by its own trees: still the model's scores.
+    backend.grow(*pair(seed=3), 0.1)
+    backend.grow(*pair(seed=4), 0.1)
     model = backend.finish()
     # The kept scores equal the model's predictions (start values excluded there).
+    np.testing.assert_allclose(model.predict_raw(X, 3) + [0.0, 1.0], backend.train_scores(),
+                               atol=1e-5)
     np.testing.assert_allclose(model.predict_raw(X, 1) + [0.0, 1.0], after_one, atol=1e-5)
-    assert model.booster.num_boosted_rounds() == 1
+    assert model.booster.num_boosted_rounds() == 3
 
 
 def test_a_retry_at_half_the_rate_halves_the_round_without_subsampling():

@@ -101,6 +101,9 @@ def test_numeric_categories_map_labels_to_positions_and_say_so():
                                          r"class indices 0 \.\. 5.*family.encode_target"):
         np.testing.assert_array_equal(fam.encode_target(np.array([3, 8, 5])), [0.0, 5.0, 2.0])
     assert fam.param_names[-1] == "loc" and len(fam.param_names) == 6
+    scores = pd.Categorical([5, 3, 8], categories=[3, 4, 5, 6, 7, 8], ordered=True)
+    with pytest.warns(UserWarning, match="reads the labels"):
+        OrdinalLogit().encode_target(scores)  # an ordered Categorical of numbers: the same
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         OrdinalLogit(categories=[0, 1, 2]).encode_target(np.array([0, 2]))
