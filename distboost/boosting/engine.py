@@ -249,7 +249,7 @@ def fit_boosting(
     if valid_score is None:
         valid_score = functools.partial(_loss_value, loss=loss)
     init_raw = np.asarray(init_raw, dtype=np.float64).reshape(-1)
-    device = getattr(params, "device", "cpu")
+    device = params.device
     data = on_device(data, device)
     step = StepComputer(loss, data, params.step, fisher, sample_weight,
                         clip_gradients=params.clip_gradients, derivatives=derivatives,

@@ -192,9 +192,8 @@ class XGBoostBackend:
 
             self._scores = torch.as_tensor(self._scores, device=self.device)
             self._features = _device_features(X, self.device)
-        self._valid_scores = (None if X_val is None
-                              else np.tile(np.asarray(init_raw, dtype=np.float64),
-                                           (X_val.shape[0], 1)))
+        self._valid_scores = None if X_val is None else np.tile(self._init,
+                                                                (X_val.shape[0], 1))
         self._rounds = 0
         self._last = None  # (grad, hess, train scores, valid scores) before the last round
         # After a rollback the rebuilt booster's cache is empty: each later round is added
@@ -206,7 +205,7 @@ class XGBoostBackend:
         """Start values plus every round's trees on ``data`` (a DMatrix of the cache: read
         from XGBoost's prediction cache), float64 of shape (rows, K)."""
         out = self.booster.predict(data, output_margin=True)
-        return np.reshape(out, (-1, self.k)).astype(np.float64) + self._init
+        return np.add(np.reshape(out, (-1, self.k)), self._init)  # float64, one array
 
     def _round_margin(self, data, r: int) -> np.ndarray:
         """Round ``r``'s trees on ``data``, float64 of shape (rows, K)."""
@@ -266,17 +265,13 @@ class XGBoostBackend:
         """Remove the last round: its trees, and the scores back to those before it."""
         _, _, self._scores, self._valid_scores = self._last
         self._rounds -= 1
-        self._incremental = True
-        xgb = _xgboost()
+        self._incremental = True  # the slice's cache is not read: rounds are added alone
         if self._rounds:
-            # A slice is a new booster: registered with the cache again, it keeps the
-            # margins (recomputed once) up to date as the rounds are added.
-            self.booster = xgb.Booster(cache=self._cache,
-                                       model_file=self.booster[: self._rounds])
+            self.booster = self.booster[: self._rounds]
             self.booster.set_param({"eta": float(self._rate)})
         else:
-            self.booster = xgb.Booster({**self._params, "eta": float(self._rate)},
-                                       self._cache)
+            self.booster = _xgboost().Booster({**self._params, "eta": float(self._rate)},
+                                              [self.train])
 
     def retry(self, learning_rate: float) -> None:
         """Take the last round back and grow it again from its ``(grad, hess)`` with
