@@ -15,13 +15,21 @@ location) and grows those alone; a phase-2 round is judged by the validation los
 continued outputs' current scores beside the frozen outputs' scores at ``b`` (the scores that
 will be predicted, so the recorded validation curve is the predicted model's); the continued
 outputs keep their last round that beat the best so far, and training stops after
-``patience`` rounds without one.  A frozen output grows zero trees (its gradients are set to
+``max(patience, b)`` rounds without one (:attr:`ParameterStopper.solo_patience`).  A frozen output grows zero trees (its gradients are set to
 zero: a single leaf of value zero), so :func:`predict_per_output` reads each output at its own
 round.
 
 Measured on IBUG's folds (``benchmarks/uci.py --protocol ibug``, docs/benchmarks.md) against
 the plain rule; the other rule tried, freezing each output once its own move stopped helping
 (all outputs judged every round), scored worse CRPS on concrete than one shared round.
+
+Phase 2's patience: a location grown alone beside a fixed spread improves slowly over a long,
+flat validation curve, and phase 1's ``patience`` (one unit of shrinkage at the defaults)
+stopped it while it was still improving.  Phase 2 waits as many rounds as phase 1 took to
+reach its best round ``b`` (at least ``patience``): the wait scales with the learning rate
+and the data like ``b`` does, and phase 2 costs at most about as many single-output rounds as
+phase 1 ran (plus the rounds the location keeps).  Measured in docs/engine.md
+("Per-parameter stopping").
 """
 
 from __future__ import annotations
@@ -51,6 +59,9 @@ class ParameterStopper:
         Each output's kept round.
     joint_rounds : int
         Rounds run when phase 1 ended (0 while it runs).
+    solo_patience : int
+        Phase 2's patience: ``max(patience, b)`` for phase 1's best round ``b`` (``patience``
+        while phase 1 runs).
     """
 
     def __init__(self, k: int, patience: int, continue_outputs):
@@ -64,6 +75,7 @@ class ParameterStopper:
         self.best_round = 0
         self.snapshot = None
         self.since = 0
+        self.solo_patience = self.patience
 
     def scored(self, raw_val: np.ndarray) -> np.ndarray:
         """The validation raw scores to judge, shape (n_val, K): in phase 2 the frozen
@@ -87,11 +99,12 @@ class ParameterStopper:
                 self.best_rounds[self.cont] = round_
             return False
         self.since += 1
-        if self.since < self.patience:
+        if self.since < (self.solo_patience if self.joint_rounds else self.patience):
             return False
         if self.joint_rounds > 0 or self.snapshot is None or self.cont.all():
             return True
         self.joint_rounds, self.since = round_, 0
+        self.solo_patience = max(self.patience, self.best_round)
         self.frozen[~self.cont] = True
         return False
 

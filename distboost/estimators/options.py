@@ -204,8 +204,9 @@ OPTIONS: dict[str, Option] = {
         True, ["boolean"], "bool",
         "Each parameter keeps its own number of rounds: after the joint early stop, every "
         "parameter but the dispersion (a Normal's location) grows on alone, judged on the "
-        "validation rows beside the dispersion at its best round, until it too has not "
-        "improved for ``n_iter_no_change`` rounds (:mod:`distboost.boosting.output_stopping`;"
+        "validation rows beside the dispersion at its best round, until it has not "
+        "improved for as many rounds as the joint phase took to reach that round (at least "
+        "``n_iter_no_change``; :mod:`distboost.boosting.output_stopping`;"
         " under cross-validation the refit adds the folds' mean gain).  The rounds kept are "
         "``best_iterations_``; ``best_iteration_`` is their maximum.  No effect for a family "
         "without a dispersion parameter or without early stopping.  False: one shared "

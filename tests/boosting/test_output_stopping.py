@@ -35,6 +35,19 @@ def test_phase_two_grows_the_continued_output_past_the_joint_best_round():
     assert rounds == 8
 
 
+def test_phase_two_waits_as_many_rounds_as_phase_one_took_to_its_best():
+    # Joint best at round 5 (patience 2): phase 2 from round 7 waits max(2, 5) rounds; the
+    # gain at round 12 (four rounds without one) is kept, then five rounds without one stop.
+    values = [5.0, 4.0, 3.0, 2.0, 1.0, 1.5, 1.6, 1.2, 1.1, 1.3, 1.4, 0.9] + [0.95] * 5 + [0.1]
+    rounds, s = _run(values)
+    assert s.joint_rounds == 7 and s.solo_patience == 5
+    assert s.best_rounds.tolist() == [12, 5]
+    assert rounds == 17
+    # A joint best before ``patience`` keeps phase 1's patience.
+    rounds, s = _run([5.0, 4.0, 4.5, 4.6, 4.7, 4.1, 4.2, 4.3, 1.0], patience=3)
+    assert s.joint_rounds == 5 and s.solo_patience == 3 and rounds == 8
+
+
 def test_phase_two_scores_the_frozen_outputs_at_their_best_round():
     s = ParameterStopper(2, 1, (0,))
     s.update(np.array([[1.0, 10.0]]), 2.0, 1)
