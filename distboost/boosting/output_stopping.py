@@ -15,9 +15,9 @@ location) and grows those alone; a phase-2 round is judged by the validation los
 continued outputs' current scores beside the frozen outputs' scores at ``b`` (the scores that
 will be predicted, so the recorded validation curve is the predicted model's); the continued
 outputs keep their last round that beat the best so far, and training stops after
-``max(patience, b)`` rounds without one (:attr:`ParameterStopper.solo_patience`).  A frozen output grows zero trees (its gradients are set to
-zero: a single leaf of value zero), so :func:`predict_per_output` reads each output at its own
-round.
+``max(patience, b)`` rounds without one (:attr:`ParameterStopper.solo_patience`).  A frozen
+output grows zero trees (its gradients are set to zero: a single leaf of value zero), so
+:func:`predict_per_output` reads each output at its own round.
 
 Measured on IBUG's folds (``benchmarks/uci.py --protocol ibug``, docs/benchmarks.md) against
 the plain rule; the other rule tried, freezing each output once its own move stopped helping
