@@ -179,9 +179,11 @@ OPTIONS: dict[str, Option] = {
         "``min_child_samples``, ``learning_rate`` and the point model of ``location_start`` "
         "on validation rows (the ``eval_set``, or a seeded split of at least 20 % of the "
         "rows); budget: at most 8 candidate fits (the given options among them) on at most "
-        "5,000 training rows each, then one ordinary fit with the best "
-        "(:mod:`distboost.estimators.tuning`; ``progress`` draws a bar over the candidates)."
-        "  The search is ``tuning_table_``.  None: the options as given."),
+        "5,000 training rows each, then one ordinary fit with the best, which replaces the "
+        "given options only when it beats them by more than one standard error of the paired "
+        "per-row validation loss (:mod:`distboost.estimators.tuning`; ``progress`` draws a "
+        "bar over the candidates).  The search is ``tuning_table_``.  None: the options as "
+        "given."),
     "early_stopping": Option(
         "auto", [StrOptions({"auto", "cv", "holdout"}), "boolean"],
         '{"auto", "cv", "holdout"} or bool',

@@ -45,7 +45,8 @@ class DistributionalRegressor(RegressorMixin, DistributionalEstimator):
     tuning_table_ : DataFrame
         Only with ``tuning="auto"``: the search (:func:`distboost.estimators.tuning.tune`),
         one row per candidate: its options, ``score`` (mean validation loss of the
-        ``scoring_rule``), ``seconds``, ``chosen``.
+        ``scoring_rule``), ``se_vs_given`` (standard error of its paired per-row difference to
+        row 0, the options as given), ``seconds``, ``chosen``.
 
     Examples
     --------

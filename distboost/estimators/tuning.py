@@ -6,9 +6,12 @@ of at most :data:`MAX_CANDIDATES` candidates from :data:`SPACE` (the estimator's
 first), each fitted on at most :data:`MAX_ROWS` training rows (a seeded subsample above) and
 early-stopped and scored on the validation rows: the ``eval_set`` when one is given,
 otherwise a seeded split of the rows (``validation_fraction`` of them, at least 20 %).  The
-score is the mean validation loss of the fit's ``scoring_rule`` (NLL or CRPS).  The chosen
-options are then fitted as usual on all rows (with the fit's own validation); the search is
-``tuning_table_``.
+score is the mean validation loss of the fit's ``scoring_rule`` (NLL or CRPS).  A candidate
+replaces the estimator's own options only when it beats them by more than one standard error
+of the paired per-row loss difference on the validation rows (the one-standard-error rule,
+Breiman et al. 1984, toward the options as given): eight candidates judged on a few hundred
+rows otherwise pick the luckiest.  The chosen options are then fitted as usual on all rows
+(with the fit's own validation); the search is ``tuning_table_``.
 
 Budget: ``MAX_CANDIDATES`` fits on at most ``MAX_ROWS`` rows, then one ordinary fit, so a
 tuned fit costs about ``1 + MAX_CANDIDATES * min(1, MAX_ROWS / n)`` default fits.
@@ -17,6 +20,8 @@ References
 ----------
 Bergstra, J. & Bengio, Y. (2012), Random search for hyper-parameter optimization, JMLR 13,
 281-305.
+Breiman, L., Friedman, J., Olshen, R. & Stone, C. (1984), Classification and Regression
+Trees, sec. 3.4.3 (the one-standard-error rule).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import time
 
 import numpy as np
 import pandas as pd
+import torch
 from sklearn.base import clone
 from sklearn.model_selection import train_test_split
 
@@ -76,11 +82,51 @@ def candidates(estimator, family, seed: int) -> list[dict]:
     return out
 
 
-def _score(model, X_val, y_val, w_val) -> float:
-    """Mean validation loss of ``model``'s scoring rule (lower is better)."""
+def _row_losses(model, X_val, y_val) -> np.ndarray:
+    """Each validation row's loss under ``model``'s scoring rule, shape (n_val,): the CRPS,
+    or the negative log-likelihood (censored rows ``-log(F(u) - F(l))``, as ``score``)."""
     if model.scoring_rule == "crps":
-        return float(np.average(model.predict_dist(X_val).crps(y_val), weights=w_val))
-    return -float(model.score(X_val, y_val, w_val))
+        return np.asarray(model.predict_dist(X_val).crps(y_val), dtype=np.float64)
+    raw = torch.as_tensor(model._raw(X_val))
+    y = model._check_target(model.family_, y_val, "y", vars(model))
+    with torch.no_grad():
+        nll = model.family_.nll(raw, torch.as_tensor(np.require(y, requirements="W")))
+    return np.asarray(nll.numpy(), dtype=np.float64)
+
+
+def _choose(losses: list[np.ndarray], weights) -> tuple[int, np.ndarray, np.ndarray]:
+    """The chosen candidate: the best mean loss, unless it beats candidate 0 (the options as
+    given) by no more than one standard error of their paired per-row difference.
+
+    Parameters
+    ----------
+    losses : list of ndarray of shape (n_val,)
+        Each candidate's per-row validation loss.
+    weights : ndarray of shape (n_val,) or None
+
+    Returns
+    -------
+    chosen : int
+    scores : ndarray of shape (n_candidates,)
+        Weighted mean losses (``inf`` where not finite).
+    se : ndarray of shape (n_candidates,)
+        Standard error of each candidate's paired difference to candidate 0 (0 for it).
+    """
+    w = np.ones(len(losses[0])) if weights is None else np.asarray(weights, np.float64)
+    w = w / w.sum()
+    n_eff = 1.0 / np.sum(w ** 2)
+    scores, se = np.full(len(losses), np.inf), np.zeros(len(losses))
+    for i, loss in enumerate(losses):
+        if np.all(np.isfinite(loss)):
+            scores[i] = float(w @ loss)
+            if i and np.isfinite(scores[0]):
+                diff = loss - losses[0]
+                centred = diff - w @ diff
+                se[i] = float(np.sqrt((w @ centred ** 2) / max(n_eff - 1.0, 1.0)))
+    best = int(np.argmin(scores))
+    if best and np.isfinite(scores[0]) and scores[best] > scores[0] - se[best]:
+        best = 0
+    return best, scores, se
 
 
 def _describe(value) -> str:
@@ -111,9 +157,10 @@ def tune(estimator, X, y, sample_weight=None, eval_set=None, eval_weight=None, *
     best : dict
         The chosen options.
     table : DataFrame
-        One row per candidate: its options, ``score`` (mean validation loss), ``seconds``,
-        ``chosen``; ``attrs``: ``chosen`` (the options as a dict), ``rows_searched``,
-        ``validation_rows``, ``metric``.
+        One row per candidate: its options, ``score`` (mean validation loss),
+        ``se_vs_given`` (standard error of its paired per-row difference to row 0, the
+        options as given), ``seconds``, ``chosen``; ``attrs``: ``chosen`` (the options as a
+        dict), ``rows_searched``, ``validation_rows``, ``metric``, ``rule``.
     """
     n = len(y)
     if eval_set is None:
@@ -130,7 +177,7 @@ def tune(estimator, X, y, sample_weight=None, eval_set=None, eval_weight=None, *
     X_fit, y_fit = take_rows(X, train), y[train]
     w_fit = None if sample_weight is None else sample_weight[train]
     cands = candidates(estimator, family, seed)
-    rows = []
+    rows, losses = [], []
     bar = task_bar(estimator.progress, len(cands), "tuning")
     try:
         for cand in cands:
@@ -138,18 +185,20 @@ def tune(estimator, X, y, sample_weight=None, eval_set=None, eval_weight=None, *
                                                 verbose=0, **cand)
             t0 = time.perf_counter()
             model.fit(X_fit, y_fit, w_fit, eval_set=(X_val, y_val), eval_sample_weight=w_val)
-            score = _score(model, X_val, y_val, w_val)
+            losses.append(_row_losses(model, X_val, y_val))
             rows.append({**{k: _describe(v) for k, v in cand.items()},
-                         "score": score if np.isfinite(score) else np.inf,
                          "seconds": time.perf_counter() - t0})
             if bar is not None:
                 bar.update(1)
     finally:
         if bar is not None:
             bar.close()
+    best, scores, se = _choose(losses, w_val)
     table = pd.DataFrame(rows)
-    best = int(np.argmin(table["score"].to_numpy()))
+    table.insert(len(table.columns) - 1, "score", scores)
+    table.insert(len(table.columns) - 1, "se_vs_given", se)
     table["chosen"] = np.arange(len(table)) == best
     table.attrs.update(rows_searched=int(len(train)), validation_rows=int(len(y_val)),
-                       metric=estimator.scoring_rule, chosen=cands[best])
+                       metric=estimator.scoring_rule, chosen=cands[best],
+                       rule="one standard error toward the options as given")
     return cands[best], table

@@ -8,7 +8,7 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
 import distboost as db
-from distboost.estimators.tuning import MAX_CANDIDATES, candidates
+from distboost.estimators.tuning import MAX_CANDIDATES, _choose, candidates
 
 R = db.DistributionalRegressor
 
@@ -31,12 +31,34 @@ def test_search_is_reproducible_and_records_its_choice():
     np.testing.assert_array_equal(a.predict_raw(X), b.predict_raw(X))
     chosen = ta.attrs["chosen"]
     row = ta[ta["chosen"]].iloc[0]
-    assert row["score"] == ta["score"].min()
+    best = ta["score"].idxmin()
+    # The best score wins only by more than one paired standard error over row 0.
+    if row.name == 0:
+        assert ta.loc[best, "score"] > ta.loc[0, "score"] - ta.loc[best, "se_vs_given"]
+    else:
+        assert row.name == best and row["score"] < ta.loc[0, "score"] - row["se_vs_given"]
+    assert ta.attrs["rule"].startswith("one standard error")
     # The fitted model uses the chosen options (row 0 holds the estimator's own).
     if chosen["num_leaves"] != "auto":
         assert a.num_leaves_ == chosen["num_leaves"]
     assert (a.location_start_ is None) == (chosen["location_start"] is None)
     assert a.get_params()["tuning"] == "auto" and a.get_params()["num_leaves"] == "auto"
+
+
+def test_a_candidate_replaces_the_given_options_only_beyond_one_standard_error():
+    rng = np.random.default_rng(0)
+    given = rng.normal(1.0, 0.5, size=400)
+    noise = rng.normal(0.0, 0.5, size=400)  # the paired difference's spread: SE ~ 0.025
+    slightly = given - 0.01 + noise  # better on average by less than one SE
+    clearly = given - 0.2 + noise  # better by eight SEs
+    best, scores, se = _choose([given, slightly], None)
+    assert best == 0 and scores[1] < scores[0] and 0.02 < se[1] < 0.03 and se[0] == 0
+    assert _choose([given, slightly, clearly], None)[0] == 2
+    # Weights: rows of zero weight do not count; a non-finite given score is replaced.
+    w = np.r_[np.ones(200), np.zeros(200)]
+    skewed = np.r_[given[:200] - 0.2, given[200:] + 50.0]
+    assert _choose([given, skewed], w)[0] == 1
+    assert _choose([np.full(400, np.inf), slightly], None)[0] == 1
 
 
 def test_candidates_are_seeded_distinct_and_skip_the_start_without_a_location():
