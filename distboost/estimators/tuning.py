@@ -13,8 +13,9 @@ Breiman et al. 1984, toward the options as given): eight candidates judged on a 
 rows otherwise pick the luckiest.  The chosen options are then fitted as usual on all rows
 (with the fit's own validation); the search is ``tuning_table_``.
 
-Budget: ``MAX_CANDIDATES`` fits on at most ``MAX_ROWS`` rows, then one ordinary fit, so a
-tuned fit costs about ``1 + MAX_CANDIDATES * min(1, MAX_ROWS / n)`` default fits.
+Budget: ``MAX_CANDIDATES`` fits on at most ``MAX_ROWS`` rows, then one ordinary fit.  A
+candidate with a slower learning rate or a location start costs more than a default fit on
+the same rows (measured: docs/benchmarks.md).
 
 References
 ----------
