@@ -85,8 +85,12 @@ def _uci(name):
 
 
 @needs_shared
-@pytest.mark.parametrize("name, n", [("concrete", 60), ("wine-quality-red", 60),
-                                     ("yacht", 150)])
+@pytest.mark.parametrize("name, n", [
+    ("concrete", 60), ("wine-quality-red", 60),
+    # The slowest test of the fast tier (20-30 s: the location of near-deterministic yacht
+    # grows alone for hundreds of rounds in every fold); concrete and wine keep the
+    # behaviour in the fast tier, ``make test-all`` runs this one.
+    pytest.param("yacht", 150, marks=pytest.mark.slow)])
 def test_small_data_defaults_cover_and_never_lose_to_the_constant(name, n):
     """Subsamples of n rows, defaults: 90 % coverage in [0.8, 0.98] and a test NLL never
     more than 0.05 nats above the marginal Normal (before: coverage 0.06, NLL 930 on
