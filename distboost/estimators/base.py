@@ -459,13 +459,19 @@ feature_names_in_ : ndarray of str
         -------
         float
         """
+        nll = self._nll_rows(X, y)
+        w = check_sample_weight(sample_weight, len(nll))
+        return float(np.average(-nll, weights=w))
+
+    def _nll_rows(self, X, y) -> np.ndarray:
+        """Each row's negative log-likelihood of ``y``, shape (n,) (censored rows
+        ``-log(F(u) - F(l))``): the terms :meth:`score` averages."""
         raw = torch.as_tensor(self._raw(X))
         y = self._check_target(self.family_, y, "y", vars(self))
         check_consistent_rows(X=raw, y=y)
         with torch.no_grad():
-            logp = -self.family_.nll(raw, torch.as_tensor(np.require(y, requirements="W"))).numpy()
-        w = check_sample_weight(sample_weight, len(y))
-        return float(np.average(logp, weights=w))
+            nll = self.family_.nll(raw, torch.as_tensor(np.require(y, requirements="W")))
+        return np.asarray(nll.numpy(), dtype=np.float64)
 
     def save(self, path) -> None:
         """Save the fitted model to ``path`` in distboost's safe format (JSON plus the tree

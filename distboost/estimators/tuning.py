@@ -32,7 +32,6 @@ import time
 
 import numpy as np
 import pandas as pd
-import torch
 from sklearn.base import clone
 from sklearn.model_selection import train_test_split
 
@@ -88,11 +87,7 @@ def _row_losses(model, X_val, y_val) -> np.ndarray:
     or the negative log-likelihood (censored rows ``-log(F(u) - F(l))``, as ``score``)."""
     if model.scoring_rule == "crps":
         return np.asarray(model.predict_dist(X_val).crps(y_val), dtype=np.float64)
-    raw = torch.as_tensor(model._raw(X_val))
-    y = model._check_target(model.family_, y_val, "y", vars(model))
-    with torch.no_grad():
-        nll = model.family_.nll(raw, torch.as_tensor(np.require(y, requirements="W")))
-    return np.asarray(nll.numpy(), dtype=np.float64)
+    return model._nll_rows(X_val, y_val)
 
 
 def _choose(losses: list[np.ndarray], weights) -> tuple[int, np.ndarray, np.ndarray]:
