@@ -244,7 +244,7 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
         run = functools.partial(self._train_once, client, xgb_dask, xgboost, family,
                                 xgb_params(params, k), dtrain, dvalid, objective, step, scale,
                                 weight_mean, bounds, column)
-        booster, history = _boost_with_halving(run, self.n_estimators, params.learning_rate,
+        booster, history = _boost_with_halving(run, params.n_estimators, params.learning_rate,
                                                None if valid is None else self.n_iter_no_change)
         self._set_fitted(family, objective, step, mode, booster, history, data, params)
         if table is None:

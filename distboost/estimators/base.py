@@ -240,8 +240,8 @@ feature_names_in_ : ndarray of str
                           UserWarning, stacklevel=3)
         if self.verbose:
             print(stop_line(mode, run.ensemble.stopped_reason, self.n_iter_,
-                            self.best_iteration_, self.n_estimators, self.n_iter_no_change,
-                            CV_FOLDS), flush=True)
+                            self.best_iteration_, run.cap, self.n_iter_no_change, CV_FOLDS),
+                  flush=True)
         return self
 
     def _set_fitted(self, family, run: Run, mode: str, fitted: dict) -> None:

@@ -24,9 +24,11 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ..boosting import STEP_RULES, EngineParams
 from ..families import Family
+from .rounds import CV_MAX_ROWS
 
 __all__ = ["OPTIONS", "ENGINE_OPTIONS", "LIGHTGBM_OPTIONS", "Option", "OptionsMixin",
-           "auto_tree_size", "engine_params"]
+           "auto_tree_size", "engine_params", "resolve_n_estimators", "AUTO_ROUNDS",
+           "AUTO_ROUNDS_STOPPED"]
 
 
 @dataclass(frozen=True)
@@ -53,8 +55,10 @@ OPTIONS: dict[str, Option] = {
         "CRPS in closed form (families with ``closed_form_crps``; NGBoost's ``CRPScore``), "
         "which weighs the tails less.  Early stopping judges the same rule."),
     "n_estimators": Option(
-        1000, _POSITIVE_INT, "int",
-        "Maximum number of boosting rounds (each grows one tree per parameter)."),
+        "auto", [*_POSITIVE_INT, StrOptions({"auto"})], 'int or "auto"',
+        "Maximum number of boosting rounds (each grows one tree per parameter).  \"auto\": "
+        "3000 when early stopping ends a fit on 1,000 training rows or more (validation rows "
+        "and ``n_iter_no_change``), 1000 otherwise (:func:`resolve_n_estimators`)."),
     "learning_rate": Option(
         0.05, [Interval(Real, 0.0, None, closed="neither")], "float",
         "Shrinkage of every tree (measurements behind the default: ``docs/engine.md``)."),
@@ -281,6 +285,42 @@ LIGHTGBM_OPTIONS = ("monotone_constraints", "interaction_constraints", "min_spli
                     "extra_trees", "path_smooth", "max_cat_to_onehot")
 
 
+#: ``n_estimators="auto"``: the cap without early stopping, or below
+#: :data:`~distboost.estimators.rounds.CV_MAX_ROWS` training rows.
+AUTO_ROUNDS = 1000
+#: ``n_estimators="auto"`` under early stopping on at least ``CV_MAX_ROWS`` training rows: a
+#: cap the validation loss, not the count, is meant to end the fit at (LightGBM's and
+#: XGBoost's practice of a large round count and early stopping).
+AUTO_ROUNDS_STOPPED = 3000
+
+
+def resolve_n_estimators(value, stopped: bool, n: int) -> int:
+    """The round cap of ``n_estimators``.
+
+    Parameters
+    ----------
+    value : int or "auto"
+        The option.
+    stopped : bool
+        Whether early stopping ends the fit (validation rows and a patience
+        ``n_iter_no_change``).
+    n : int
+        The fit's training rows.
+
+    Returns
+    -------
+    int
+        ``value`` itself, or for "auto" :data:`AUTO_ROUNDS_STOPPED` when ``stopped`` and
+        ``n >= CV_MAX_ROWS``, :data:`AUTO_ROUNDS` otherwise.  Without early stopping every
+        round is grown, so the cap is the fit's cost.  On small data the per-round cost of
+        the cross-validated fits dominates and a longer location buys little held-out NLL
+        (docs/benchmarks.md, "The round cap").
+    """
+    if value == "auto":
+        return AUTO_ROUNDS_STOPPED if stopped and n >= CV_MAX_ROWS else AUTO_ROUNDS
+    return int(value)
+
+
 def _resolve_auto_sizes(fields: dict, n: int) -> dict:
     """``num_leaves`` and ``min_child_samples`` given as "auto" resolved for ``n`` rows."""
     leaves, min_rows = auto_tree_size(n)
@@ -310,6 +350,7 @@ def engine_params(n: int, **overrides) -> EngineParams:
     fields = {name: OPTIONS[name].default for name in ENGINE_OPTIONS}
     fields["step"] = "fisher"
     fields.update(overrides)
+    fields["n_estimators"] = resolve_n_estimators(fields["n_estimators"], False, n)
     return EngineParams(**_resolve_auto_sizes(fields, n))
 
 
@@ -403,6 +444,8 @@ class OptionsMixin:
         if tree_options is not None:
             fields.update(tree_options.shared)
         fields.update(overrides)
+        fields["n_estimators"] = resolve_n_estimators(
+            fields["n_estimators"], fields["n_iter_no_change"] is not None, n)
         params = EngineParams(**fields)
         if tree_options is not None:
             params = dataclasses.replace(params, **tree_options.engine_fields(params, n))

@@ -63,6 +63,8 @@ class Run:
     #: ``(num_leaves, min_child_samples)`` of the location's trees (families with a
     #: location), else None.
     location_size: tuple[int, int] | None = None
+    #: The round cap the engine ran under (``n_estimators`` resolved).
+    cap: int = 0
     #: A cross-validated fit's out-of-fold raw scores at the refit's rounds, (n, K).
     oof: np.ndarray | None = None
     #: A cross-validated fit's fold runs at the kept round: ``predict_uncertainty``'s
@@ -290,6 +292,7 @@ class FitRuns:
             curve = np.array([start_score, *ensemble.evals_result_["valid"][self._metric]])
         return Run(ensemble, objective, step, curve, linear=linear,
                    sizes=(params.num_leaves, params.min_child_samples), location=start,
+                   cap=params.n_estimators,
                    location_size=location_tree_size(family, params, objective.n_outputs))
 
     def _location_start(self, plan, objective, X, y, sample_weight, val, data, data_val,

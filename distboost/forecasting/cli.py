@@ -10,6 +10,8 @@ The history alone is used (exogenous features: the Python API).
 
 from __future__ import annotations
 
+import argparse
+
 import numpy as np
 import pandas as pd
 
@@ -21,6 +23,19 @@ def _ints(text: str, option: str, error) -> list[int]:
         return [int(v) for v in text.split(",") if v.strip()]
     except ValueError as err:
         raise error(f"{option} takes comma-separated integers; got {text!r}.") from err
+
+
+def _rounds(text: str):
+    """``--n-estimators``: a positive integer or "auto"."""
+    if text == "auto":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', got {text!r}")
+    return value
 
 
 def forecast(args, error) -> int:
@@ -106,9 +121,9 @@ def add_parser(sub, error) -> None:
     p.add_argument("--rolling", default=None, help="comma-separated rolling windows")
     p.add_argument("--family", default="normal", help="family (default: %(default)s)")
     p.add_argument("--strategy", default="auto", choices=["auto", "recursive", "direct"])
-    p.add_argument("--n-estimators", type=int, default=1000, dest="n_estimators",
-                   help="maximum boosting rounds (early stopping picks fewer; default: "
-                        "%(default)s)")
+    p.add_argument("--n-estimators", type=_rounds, default="auto", dest="n_estimators",
+                   help="maximum boosting rounds, or 'auto' (3000 under early stopping, "
+                        "which picks fewer; default: %(default)s)")
     p.add_argument("--learning-rate", type=float, default=0.05, dest="learning_rate",
                    help="shrinkage of every tree (default: %(default)s)")
     p.add_argument("--freq", default=None, help="pandas frequency (default: inferred)")

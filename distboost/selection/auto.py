@@ -33,6 +33,7 @@ import torch
 
 from .. import families as _families
 from ..estimators.auto import set_family_chooser
+from ..estimators.options import resolve_n_estimators
 from .compare import _default_candidates, _target_kind, compare_families
 from .degeneracy import ATOM_SHARE
 
@@ -190,7 +191,8 @@ def choose(estimator, X, y, exclude=()) -> tuple[str, pd.DataFrame]:
             else np.arange(len(y)))
     X_sub = X.iloc[rows] if isinstance(X, pd.DataFrame) else np.asarray(X)[rows]
     params = {k: getattr(estimator, k) for k in SHARED if hasattr(estimator, k)}
-    params.update(n_estimators=min(int(estimator.n_estimators), MAX_ROUNDS),
+    rounds = resolve_n_estimators(estimator.n_estimators, True, len(rows))
+    params.update(n_estimators=min(rounds, MAX_ROUNDS),
                   learning_rate=max(float(estimator.learning_rate), COMPARE_RATE),
                   n_iter_no_change=min(int(estimator.n_iter_no_change), PATIENCE),
                   early_stopping="holdout", verbose=0, progress=False)

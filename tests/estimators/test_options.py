@@ -107,3 +107,59 @@ def test_engine_params_keep_one_booster_unless_parameters_differ():
     (loc, loc_cols), (scale, scale_cols) = params.per_parameter
     assert loc_cols is None and loc.learning_rate == 0.05
     assert scale_cols == (1,) and scale.learning_rate == 0.01 and scale.min_split_gain == 0.5
+
+
+def test_auto_round_cap_is_large_only_where_early_stopping_ends_a_large_fit():
+    from distboost.estimators.options import (
+        AUTO_ROUNDS,
+        AUTO_ROUNDS_STOPPED,
+        engine_params,
+        resolve_n_estimators,
+    )
+    from distboost.estimators.rounds import CV_MAX_ROWS
+
+    assert (AUTO_ROUNDS, AUTO_ROUNDS_STOPPED, CV_MAX_ROWS) == (1000, 3000, 1000)
+    assert resolve_n_estimators("auto", True, 1000) == 3000
+    assert resolve_n_estimators("auto", True, 999) == 1000
+    assert resolve_n_estimators("auto", False, 10**6) == 1000
+    assert resolve_n_estimators(300, True, 10**6) == resolve_n_estimators(300, False, 5) == 300
+    model = db.DistributionalRegressor()
+    assert model.n_estimators == "auto"
+    # The fit's runs: validation rows with a patience, validation rows without one (every
+    # round is grown and the best kept), no validation rows.
+    assert model._engine_params("fisher", 2000, 0, n_iter_no_change=20).n_estimators == 3000
+    assert model._engine_params("fisher", 500, 0, n_iter_no_change=20).n_estimators == 1000
+    assert model._engine_params("fisher", 2000, 0, n_iter_no_change=None).n_estimators == 1000
+    model.set_params(n_estimators=70)
+    assert model._engine_params("fisher", 2000, 0, n_iter_no_change=20).n_estimators == 70
+    assert engine_params(2000).n_estimators == 1000
+    # The other estimators keep their integer defaults.
+    assert db.DistributionalClassifier().n_estimators == 100
+    assert db.Booster(lambda raw, data: raw.sum()).n_estimators == 100
+
+
+def test_auto_round_cap_reaches_the_fit_and_its_stop_line(monkeypatch, capsys):
+    from distboost.estimators import options
+
+    # The caps and the row threshold made small, so that the wiring is tested in a few
+    # rounds on a few rows.
+    monkeypatch.setattr(options, "AUTO_ROUNDS", 30)
+    monkeypatch.setattr(options, "AUTO_ROUNDS_STOPPED", 200)
+    monkeypatch.setattr(options, "CV_MAX_ROWS", 100)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(300, 1))
+    y = np.sin(6 * X[:, 0]) + 0.01 * rng.normal(size=300)
+    # early_stopping=False: "auto" grows AUTO_ROUNDS rounds.
+    model = db.DistributionalRegressor(early_stopping=False, random_state=0).fit(X, y)
+    assert model.n_iter_ == 30
+    # Early stopping: the location of this smooth target is still improving at round 30, so
+    # the fit goes past it, up to the larger cap, which the stop line names.
+    model = db.DistributionalRegressor(early_stopping="holdout", learning_rate=0.02,
+                                       verbose=1, random_state=0).fit(X, y)
+    assert 30 < model.n_iter_ <= 200
+    out = capsys.readouterr().out
+    assert model.n_iter_ < 200 or "the cap n_estimators=200 was reached" in out
+    # Fewer training rows than the threshold: the small cap.
+    model = db.DistributionalRegressor(early_stopping="holdout", learning_rate=0.02,
+                                       random_state=0).fit(X[:90], y[:90])
+    assert model.n_iter_ <= 30
