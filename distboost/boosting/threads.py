@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 
 import torch
+from threadpoolctl import threadpool_limits
 
 __all__ = ["SINGLE_THREAD_ROWS", "num_threads", "fit_threads"]
 
@@ -36,18 +37,25 @@ def num_threads(n_jobs: int | None, n: int) -> int | None:
 
 @contextlib.contextmanager
 def fit_threads(n_jobs: int | None, n: int):
-    """Run the block with torch's intra-op threads set by :func:`num_threads` (unchanged
-    when it says None or a non-positive count), restoring the previous count after.
+    """Run the block with torch's intra-op threads, and the BLAS and OpenMP pools of NumPy,
+    SciPy and scikit-learn (through threadpoolctl), set by :func:`num_threads` (unchanged
+    when it says None or a non-positive count), restoring the previous counts after.
 
-    torch's thread count is global to the process: fits running at once in several Python
-    threads share it (a speed matter only; results do not depend on it)."""
+    The BLAS pool matters on small data too: the linear start's L-BFGS-B (SciPy) makes many
+    small BLAS calls, whose threads spin against a busy core like torch's.  Thread counts
+    are global to the process: fits running at once in several Python threads share them (a
+    speed matter only; results do not depend on them)."""
     threads = num_threads(n_jobs, n)
-    before = torch.get_num_threads()
-    if threads is None or threads < 1 or threads == before:
+    if threads is None or threads < 1:
         yield
         return
-    torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
+    before = torch.get_num_threads()
+    with threadpool_limits(limits=threads):
+        if threads == before:
+            yield
+            return
+        torch.set_num_threads(threads)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)

@@ -67,3 +67,27 @@ def test_a_small_fit_runs_torch_on_one_thread(monkeypatch, two_torch_threads):
     model.fit(X, y)
     model.set_params(n_jobs=2).fit(X, y)
     assert seen == [1, 2] and torch.get_num_threads() == 2
+
+
+def _blas_threads() -> set[int]:
+    from threadpoolctl import threadpool_info
+
+    return {pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"}
+
+
+def test_fit_threads_limits_the_blas_pool_and_restores_it():
+    """The linear start's L-BFGS-B (SciPy) and NumPy's BLAS run on the fit's threads too."""
+    from threadpoolctl import threadpool_limits
+
+    np.ones((2, 2)) @ np.ones((2, 2))  # BLAS loaded
+    with threadpool_limits(limits=2, user_api="blas"):
+        if _blas_threads() != {2}:
+            pytest.skip("this BLAS runs on one thread only")
+        with fit_threads(None, 442):
+            assert _blas_threads() == {1}
+        assert _blas_threads() == {2}
+        with fit_threads(None, 50_000):
+            assert _blas_threads() == {2}
+        with fit_threads(3, 100):
+            assert _blas_threads() == {3}
+        assert _blas_threads() == {2}
