@@ -59,7 +59,10 @@ def test_held_out_log_loss_close_to_hist_gradient_boosting(loader):
 def test_string_labels_family_choice_and_probabilities():
     X, y = _three_classes()
     labels = np.array(["cat", "dog", "emu"])[y]
-    clf = DistributionalClassifier(n_estimators=60, random_state=0).fit(X, labels)
+    # One run of 60 rounds (no cross-validation: the stopping is not tested here; string
+    # labels under cross-validation: test_save_and_load_round_trip).
+    clf = DistributionalClassifier(n_estimators=60, early_stopping=False,
+                                   random_state=0).fit(X, labels)
     assert list(clf.classes_) == ["cat", "dog", "emu"]
     assert isinstance(clf.family_, Categorical) and clf.family_.n_classes == 3
     proba = clf.predict_proba(X)
@@ -73,7 +76,8 @@ def test_string_labels_family_choice_and_probabilities():
     dist = clf.predict_dist(X[:5])
     np.testing.assert_allclose(dist.probs, proba[:5], rtol=1e-12)
     # Same data with integer labels 0..2 gives the same model.
-    again = DistributionalClassifier(n_estimators=60, random_state=0).fit(X, y)
+    again = DistributionalClassifier(n_estimators=60, early_stopping=False,
+                                     random_state=0).fit(X, y)
     np.testing.assert_array_equal(again.predict_proba(X), proba)
 
 
@@ -127,7 +131,8 @@ def test_dataframe_with_categorical_column():
     X, y = _three_classes(400, seed=5)
     df = pd.DataFrame({"a": X[:, 0], "b": X[:, 1],
                        "colour": pd.Categorical(np.where(X[:, 2] > 0, "red", "blue"))})
-    clf = DistributionalClassifier(n_estimators=30, random_state=0).fit(df, y)
+    clf = DistributionalClassifier(n_estimators=30, early_stopping=False,
+                                   random_state=0).fit(df, y)
     assert list(clf.feature_names_in_) == ["a", "b", "colour"]
     assert clf.predict_proba(df).shape == (400, 3)
 
@@ -173,7 +178,10 @@ def test_save_and_load_round_trip(tmp_path):
     assert list(back.classes_) == ["x", "y", "z"] and back.family_.n_classes == 3
     np.testing.assert_allclose(back.predict_proba(X), clf.predict_proba(X), rtol=1e-12)
     np.testing.assert_array_equal(back.predict(X), clf.predict(X))
-    binary = DistributionalClassifier(n_estimators=20, random_state=0).fit(X, y == 1)
+    # One run (a cross-validated binary classifier with its linear start round-trips in
+    # tests/persistence/test_persistence.py::test_classifier_with_string_labels_round_trips).
+    binary = DistributionalClassifier(n_estimators=20, early_stopping=False,
+                                      random_state=0).fit(X, y == 1)
     binary.save(tmp_path / "bin.json")
     again = load(tmp_path / "bin.json")
     assert isinstance(again.family_, Bernoulli) and list(again.classes_) == [False, True]

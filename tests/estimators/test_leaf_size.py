@@ -83,9 +83,12 @@ def test_fine_leaves_follow_the_function_better_on_fresh_rows(near_deterministic
 
 
 def test_noisy_target_keeps_the_auto_leaves():
+    # On a held-out split (one run; the R^2 rule is the same as under cross-validation, whose
+    # fine leaves test_near_deterministic_target_gives_the_location_fine_leaves checks): the
+    # "auto" size of the 270 training rows is 8.
     X, y = _design(300, 3.0)
-    model = _model().fit(X, y)
-    assert model.location_min_child_samples_ == model.min_child_samples_ == 9
+    model = _model(early_stopping="holdout").fit(X, y)
+    assert model.location_min_child_samples_ == model.min_child_samples_ == 8
 
 
 @pytest.mark.parametrize("options, expected", [
@@ -93,14 +96,18 @@ def test_noisy_target_keeps_the_auto_leaves():
     ({"param_options": {"loc": {"min_child_samples": 7}}}, 7),
 ])
 def test_a_users_leaf_size_is_never_changed(options, expected):
+    # On a held-out split (one run), where the "auto" leaves of these rows are the fine ones
+    # (2 rows); the rule's guard is the same under cross-validation.
     X, y = _design(300, 0.05)
-    model = _model(**options).fit(X, y)
+    model = _model(early_stopping="holdout", **options).fit(X, y)
     assert model.location_min_child_samples_ == expected
 
 
 def test_families_without_a_location_have_none():
     X, y = _design(300, 0.05)
-    model = _model(family="gamma", n_estimators=20).fit(X, np.exp(y / 10))
+    # Held-out rows (one run): the rule looks for the location and finds none.
+    model = _model(family="gamma", n_estimators=20, early_stopping="holdout").fit(
+        X, np.exp(y / 10))
     assert model.location_min_child_samples_ is None
     assert model.location_num_leaves_ is None
 
@@ -183,20 +190,24 @@ def test_repeated_rows_give_the_location_fine_and_more_leaves():
 
 def test_repeated_rows_whose_targets_disagree_keep_the_auto_leaves():
     # Repeated measurements as noisy as the location's errors say nothing about their point.
+    # On a held-out split (one run; the repeats are judged as under cross-validation, whose
+    # agreeing repeats test_repeated_rows_give_the_location_fine_and_more_leaves checks).
     rng = np.random.default_rng(0)
     X = np.repeat(rng.uniform(size=(100, 3)), 4, axis=0)
     y = 3.0 * X[:, 0] + np.sin(4.0 * X[:, 1]) + 0.5 * rng.normal(size=len(X))
-    model = _model().fit(X, y)
+    model = _model(early_stopping="holdout").fit(X, y)
     assert repeated_rows_share(X) == 1.0
     assert model.location_min_child_samples_ == model.min_child_samples_
 
 
 def test_repeated_rows_keep_a_users_num_leaves():
-    X, y, _, _ = _records()
-    model = _model(num_leaves=10).fit(X, y)
+    # Judged on the fresh rows as eval_set (one run, not five folds and a refit).
+    X, y, X_val, y_val = _records()
+    model = _model(num_leaves=10).fit(X, y, eval_set=(X_val, y_val))
     assert model.location_min_child_samples_ == FINE_MIN_CHILD_SAMPLES
     assert model.location_num_leaves_ == 10
-    explicit = _model(num_leaves=10, param_options={"loc": {"min_child_samples": 2}}).fit(X, y)
+    explicit = _model(num_leaves=10, param_options={"loc": {"min_child_samples": 2}}).fit(
+        X, y, eval_set=(X_val, y_val))
     np.testing.assert_allclose(model.predict_raw(X), explicit.predict_raw(X), rtol=1e-12)
 
 

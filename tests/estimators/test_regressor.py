@@ -51,8 +51,13 @@ def test_heteroscedastic_sine_quality():
 
 @pytest.fixture(scope="module")
 def sine_model():
+    # One early-stopped and calibrated run on a held-out split, not the default's five
+    # folds and a refit (cross-validation below 1,000 rows is
+    # test_early_stopping_auto_cross_validates_below_1000_rows).
     X, y, _ = make_heteroscedastic_sine(600, random_state=3)
-    return db.DistributionalRegressor(n_estimators=100, random_state=0).fit(X, y), X, y
+    model = db.DistributionalRegressor(n_estimators=100, early_stopping="holdout",
+                                       random_state=0).fit(X, y)
+    return model, X, y
 
 
 def test_prediction_shapes_and_consistency(sine_model):
@@ -73,6 +78,7 @@ def test_prediction_shapes_and_consistency(sine_model):
 
 def test_score_is_mean_log_likelihood(sine_model):
     model, X, y = sine_model
+    assert model.dispersion_shift_ != 0.0  # the score is of the calibrated parameters
     p = model.predict_params(X)
     expected = np.mean(st.norm.logpdf(y, p["loc"], p["scale"]))
     assert model.score(X, y) == pytest.approx(expected, rel=1e-10)
@@ -83,7 +89,10 @@ def test_score_is_mean_log_likelihood(sine_model):
 
 def test_same_random_state_same_model():
     X, y, _ = make_heteroscedastic_sine(500, random_state=4)
-    kw = dict(n_estimators=60, subsample=0.7, colsample=1.0, random_state=11)
+    # A held-out split (one run, not five folds and a refit): the random_state draws the
+    # split and the subsamples.
+    kw = dict(n_estimators=60, subsample=0.7, colsample=1.0, early_stopping="holdout",
+              random_state=11)
     a = db.DistributionalRegressor(**kw).fit(X, y).predict_params(X)
     b = db.DistributionalRegressor(**kw).fit(X, y).predict_params(X)
     pd.testing.assert_frame_equal(a, b)
@@ -138,7 +147,8 @@ def test_auto_step_is_the_familys_default(family, step):
     y = np.exp(rng.normal(size=100))
     if family.startswith("censored"):
         y = db.censored.right(y, rng.integers(0, 2, size=100))
-    model = db.DistributionalRegressor(family, n_estimators=3).fit(X, y)
+    # The step is chosen before any validation: one run, no cross-validation.
+    model = db.DistributionalRegressor(family, n_estimators=3, early_stopping=False).fit(X, y)
     assert model.step_ == step
 
 
@@ -194,9 +204,10 @@ def test_dataframe_with_categorical_and_missing_values():
 def test_sklearn_base_learner():
     X, y, _ = make_heteroscedastic_sine(500, random_state=5)
     X_te, y_te, _ = make_heteroscedastic_sine(2000, random_state=6)
+    # Early-stopped on a held-out split (one run; cross-validation is not what is tested).
     model = db.DistributionalRegressor(
         n_estimators=100, learning_rate=0.1, base_learner=DecisionTreeRegressor(max_depth=3),
-        random_state=0,
+        early_stopping="holdout", random_state=0,
     ).fit(X, y)
     marginal = st.norm(np.mean(y), np.std(y))
     assert -model.score(X_te, y_te) < -np.mean(marginal.logpdf(y_te)) - 0.3
@@ -207,8 +218,10 @@ def test_every_step_rule_learns(step):
     X, y, _ = make_heteroscedastic_sine(800, random_state=7)
     X_te, y_te, _ = make_heteroscedastic_sine(2000, random_state=8)
     lr = 0.002 if step == "gradient" else 0.1
+    # Early-stopped on a held-out split: one run, and no linear start (which, chosen by
+    # cross-validation, would do part of the learning for the trees).
     model = db.DistributionalRegressor(
-        step=step, n_estimators=200, learning_rate=lr, random_state=0
+        step=step, n_estimators=200, learning_rate=lr, early_stopping="holdout", random_state=0
     ).fit(X, y)
     marginal = st.norm(np.mean(y), np.std(y))
     assert -model.score(X_te, y_te) < -np.mean(marginal.logpdf(y_te)) - 0.3

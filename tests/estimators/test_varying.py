@@ -98,7 +98,8 @@ def test_coefficients_reconstruct_predict_exactly():
         "c": pd.Categorical(rng.choice(["u", "v"], 400)), "d": rng.normal(size=400),
     })
     y = X["a"] * np.where(X["c"] == "u", 1.0, -1.0) + X["b"] + rng.normal(size=400)
-    model = VaryingCoefficientRegressor(n_estimators=40, random_state=0).fit(X, y)
+    model = VaryingCoefficientRegressor(n_estimators=40, early_stopping=False,
+                                        random_state=0).fit(X, y)
     assert model.linear_features_ == ["a", "b", "d"]  # categorical "c" is left to the trees
     coef = model.coefficients(X)
     assert list(coef.columns) == ["intercept", "a", "b", "d"]
@@ -110,7 +111,8 @@ def test_coefficients_reconstruct_predict_exactly():
 @pytest.mark.parametrize("family", ["gumbel", "studentt"])
 def test_coefficients_give_loc_for_other_location_families(family):
     X, y = make_sine(400, 5)
-    model = VaryingCoefficientRegressor(family=family, n_estimators=30, random_state=0)
+    model = VaryingCoefficientRegressor(family=family, n_estimators=30, early_stopping=False,
+                                        random_state=0)
     model.fit(X, y)
     coef = model.coefficients(X)
     loc = model.predict_params(X)["loc"]
