@@ -20,11 +20,20 @@ matplotlib.use("Agg")
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-# The pages that fit several models on a thousand rows or more (4-6 s each on one core): their
-# code paths have fast unit tests (tests/estimators/test_regressor_multivariate.py,
-# tests/estimators/test_explain.py, tests/families/test_censored.py, tests/metrics), so the
-# pages themselves run in the slow tier.
-SLOW_PAGES: set[str] = {"multivariate.md", "explain.md", "censoring.md"}
+# The pages that fit several models on a thousand rows or more (4-6 s each on one core), or
+# cross-validate their rounds and linear starts on every fold (4-15 s): their code paths have
+# fast unit tests, so the pages themselves run in the slow tier.
+# - multivariate.md: tests/estimators/test_regressor_multivariate.py;
+# - explain.md: tests/estimators/test_explain.py;
+# - censoring.md: tests/families/test_censored.py, tests/metrics;
+# - families.md (a boosted two-component Normal mixture): tests/families/test_mixture.py
+#   (test_boosted_mixture_on_bimodal_data and the family's unit tests);
+# - scoring.md (cross_val_score, GridSearchCV with one scorer, with a dict of them and
+#   refit="crps", over a Pipeline; metrics.predict_dist of a search): tests/metrics/
+#   test_scorers.py, tests/metrics/test_scorer_names.py.
+# forecasting.md (15 s) stays: its backtest_summary has no unit test elsewhere.
+SLOW_PAGES: set[str] = {"multivariate.md", "explain.md", "censoring.md", "families.md",
+                        "scoring.md"}
 
 _FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 

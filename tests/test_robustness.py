@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 import warnings
 
@@ -24,6 +25,7 @@ TARGETS = {
     "many-ties": np.round(RNG.normal(size=N)),
     "extreme-outliers": np.r_[RNG.normal(size=N - 3), 1e6, -1e6, 1e7],
 }
+TIES_AND_NOISE = TARGETS["many-ties"] + 0.3 * RNG.normal(size=N)
 
 
 def _finite_fit(y, **kw):
@@ -36,8 +38,23 @@ def _finite_fit(y, **kw):
     return model
 
 
+# Every hard target through the cross-validated fit (early stopping on the folds, the fine
+# leaves' rule, the dispersion calibration), with the constant start: the linear start's
+# choice (penalised L-BFGS fits on every fold, 2-8 s a target) is the test below.
 @pytest.mark.parametrize("name", list(TARGETS))
 def test_hard_targets_stay_finite(name):
+    model = _finite_fit(TARGETS[name], linear_start=False)
+    assert (model.predict_params(X)["scale"] > 0).all()
+
+
+# The default options, the linear start's choice among them: it starts from a linear model
+# on around-1e9 and around-1e-9 (the targets with a linear signal) and keeps the constant
+# start on the others.  The fast tier runs the offset of 1e9; the other targets' choice is
+# the slow tier's.
+@pytest.mark.parametrize("name", [name if name == "around-1e9" else
+                                  pytest.param(name, marks=pytest.mark.slow)
+                                  for name in TARGETS])
+def test_hard_targets_stay_finite_with_the_default_options(name):
     model = _finite_fit(TARGETS[name])
     assert (model.predict_params(X)["scale"] > 0).all()
 
@@ -53,22 +70,28 @@ def test_constant_target_floors_the_scale_and_warns_once():
     np.testing.assert_allclose(scale, 3e-6, rtol=1e-9)  # the documented floor, 1e-6 * mean |y|
 
 
+@functools.cache
+def _scaled_quantiles(family, c):
+    """Quantiles of the default fit (cross-validated rounds, the linear start's choice) to
+    ``TIES_AND_NOISE * c``: the unscaled fit (c=1) is shared by both tests of a family."""
+    model = db.DistributionalRegressor(family=family, n_estimators=60, random_state=0)
+    return model.fit(X, TIES_AND_NOISE * c).predict_quantiles(X, [0.1, 0.5, 0.9])
+
+
 @pytest.mark.parametrize("c", [1e-6, 1e6], ids=["c=1e-6", "c=1e6"])
 @pytest.mark.parametrize("family", ["normal", pytest.param("laplace", marks=pytest.mark.slow),
                                     pytest.param("logistic", marks=pytest.mark.slow)])
 def test_location_scale_families_are_scale_equivariant(family, c):
-    y = TARGETS["many-ties"] + 0.3 * RNG.normal(size=N)
-    kw = dict(family=family, n_estimators=60, random_state=0)
-    base = db.DistributionalRegressor(**kw).fit(X, y).predict_quantiles(X, [0.1, 0.5, 0.9])
-    scaled = db.DistributionalRegressor(**kw).fit(X, y * c).predict_quantiles(X, [0.1, 0.5, 0.9])
+    base, scaled = _scaled_quantiles(family, 1.0), _scaled_quantiles(family, c)
     np.testing.assert_allclose(scaled, base * c, rtol=1e-4, atol=1e-4 * c)
 
 
 def test_same_random_state_across_n_jobs():
-    # One run of boosting (no cross-validation): two LightGBM threads beside the other xdist
-    # worker spin while they wait (docs/engine.md), so the test keeps them few.
+    # One run of boosting (no cross-validation) of 10 rounds, each drawing its rows and
+    # columns: two LightGBM threads beside the other xdist worker spin while they wait
+    # (docs/engine.md), so the test keeps them few (30 rounds: 3-30 s on a busy machine).
     y = TARGETS["cauchy-noise"]
-    kw = dict(n_estimators=30, subsample=0.8, colsample=0.7, early_stopping=False,
+    kw = dict(n_estimators=10, subsample=0.8, colsample=0.7, early_stopping=False,
               random_state=3)
     a = db.DistributionalRegressor(n_jobs=1, **kw).fit(X, y).predict_params(X)
     b = db.DistributionalRegressor(n_jobs=2, **kw).fit(X, y).predict_params(X)
@@ -77,7 +100,10 @@ def test_same_random_state_across_n_jobs():
 
 def test_predicting_from_several_threads_matches_one_thread():
     y = TARGETS["near-deterministic"]
-    model = db.DistributionalRegressor(n_estimators=50, random_state=0).fit(X, y)
+    # The constant start, which the linear start's choice (2 s of fits on the folds) keeps here
+    # anyway: the same model.
+    model = db.DistributionalRegressor(n_estimators=50, linear_start=False,
+                                       random_state=0).fit(X, y)
     expected = model.predict_quantiles(X, [0.1, 0.9])
     # Its outputs stop at different rounds (per-parameter stopping), so each prediction asks
     # LightGBM for two round counts: without the backend's lock about 1 in 10 concurrent
@@ -99,11 +125,13 @@ def test_predicting_from_several_threads_matches_one_thread():
 
 
 def test_divergent_loss_stops_with_a_warning_not_nan():
-    """A learning rate far too large for the plain gradient step makes the loss explode."""
+    """A learning rate far too large for the plain gradient step makes the loss explode.
+    One run on every row (early_stopping=False): the engine's own stop is what is tested,
+    not the cross-validation folds, which stop alike."""
     y = TARGETS["around-1e-9"]
     with pytest.warns(RuntimeWarning, match="Boosting stopped at round"):
         model = db.DistributionalRegressor(step="gradient", learning_rate=1e3, n_estimators=50,
-                                           random_state=0).fit(X, y)
+                                           early_stopping=False, random_state=0).fit(X, y)
     assert model.ensemble_.stopped_reason in ("no_descent", "non_finite_loss")
     assert np.isfinite(model.predict_params(X).to_numpy()).all()
 
@@ -123,16 +151,21 @@ FAMILIES = ["normal", "gamma", "poisson", "studentt", "beta"]
     leaves=st.integers(2, 8),
     seed=st.integers(0, 2**16),
     spread=st.floats(1e-6, 1e6),
+    linear_start=st.sampled_from(["auto", False]),
 )
-def test_fuzz_fit_and_predict(n, p, family, step, lr, leaves, seed, spread):
-    """Either finite predictions or a documented ValueError / warning, nothing else."""
+def test_fuzz_fit_and_predict(n, p, family, step, lr, leaves, seed, spread, linear_start):
+    """Either finite predictions or a documented ValueError / warning, nothing else.
+
+    ``linear_start`` is drawn: its choice (penalised fits on every cross-validation fold)
+    costs 1-12 s an example on these few rows, the rest of a fit well under one."""
     rng = np.random.default_rng(seed)
     Xf = rng.normal(size=(n, p))
     raw = rng.normal(size=n) * spread
     y = {"normal": raw, "gamma": np.abs(raw) + 1e-9, "poisson": np.floor(np.abs(raw)),
          "studentt": raw, "beta": 1 / (1 + np.exp(-rng.normal(size=n)))}[family]
     model = db.DistributionalRegressor(family=family, step=step, learning_rate=lr,
-                                       num_leaves=leaves, n_estimators=15, random_state=seed)
+                                       num_leaves=leaves, n_estimators=15,
+                                       linear_start=linear_start, random_state=seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:

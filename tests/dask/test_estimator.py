@@ -163,11 +163,12 @@ def test_every_step_rule_lowers_the_training_loss(client, step):
 
 def test_same_seed_gives_the_same_model_whatever_the_partitioning(client):
     """The rows are re-cut by position into one block per worker (``_data.place``): the same
-    data, seed and number of workers give the same model, bit for bit, for 4, 4 again and 3
-    partitions, with the held-out split, column sampling and the calibration shift."""
+    data, seed and number of workers give the same model, bit for bit, for 4 and 3
+    partitions, with the held-out split, column sampling and the calibration shift (a fit
+    that differed from run to run would differ between the two as well)."""
     X, y = simulate(2000, seed=7)
     fits = []
-    for parts in (4, 4, 3):
+    for parts in (4, 3):
         Xd, yd = to_dask(X, y, npartitions=parts)
         fits.append(DaskDistributionalRegressor(
             n_estimators=20, colsample=0.7, learning_rate=0.1, random_state=3,
@@ -180,7 +181,7 @@ def test_same_seed_gives_the_same_model_whatever_the_partitioning(client):
 def test_a_target_offset_by_1e9_is_fitted_as_well_as_the_centred_one(client):
     X, y = simulate(2000, seed=8)
     Xd, yd, ybd = to_dask(X, y, y + 1e9)
-    kw = dict(n_estimators=40, learning_rate=0.1, random_state=0, client=client,
+    kw = dict(n_estimators=20, learning_rate=0.1, random_state=0, client=client,
               early_stopping=False)
     centred = DaskDistributionalRegressor(**kw).fit(Xd, yd).to_local()
     offset = DaskDistributionalRegressor(**kw).fit(Xd, ybd).to_local()
@@ -193,8 +194,9 @@ def test_dask_arrays_and_categoricals_with_nan_at_predict_time(client):
     X = pd.DataFrame({"x": rng.normal(size=n), "g": rng.choice(["u", "v", "w"], n)})
     y = pd.Series(np.where(X["g"] == "u", 3.0, 0.0) + X["x"] + rng.normal(size=n))
     Xd, yd = to_dask(X, y)
+    # every round (early_stopping=False): the categories, not the stopping, are tested here
     model = DaskDistributionalRegressor(n_estimators=40, learning_rate=0.1, client=client,
-                                        random_state=0).fit(Xd, yd)
+                                        early_stopping=False, random_state=0).fit(Xd, yd)
     assert model._categories_ == {"g": ["u", "v", "w"]}
     Xn = X.head(50).copy()
     Xn.loc[Xn.index[:5], "g"] = None
@@ -357,12 +359,13 @@ def test_a_round_that_raises_the_loss_is_regrown_at_half_the_step(client):
     rises, and training goes on instead of stopping at the first rise."""
     X, y = simulate(1500, seed=12)
     Xd, yd = to_dask(X, y, npartitions=2)
-    model = DaskDistributionalRegressor(step="newton", learning_rate=3.0, n_estimators=12,
+    # 6 rounds: halved from the first (to 1/8) to the fifth on seeds 0, 1 and 12
+    model = DaskDistributionalRegressor(step="newton", learning_rate=3.0, n_estimators=6,
                                         early_stopping=False, client=client,
                                         random_state=0).fit(Xd, yd)
     train = model.evals_result_["train"]["nll"]
     scales = model.ensemble_.step_scales_
-    assert model.n_iter_ == 12 and len(scales) == 12
+    assert model.n_iter_ == 6 and len(scales) == 6
     assert min(scales) < 1.0  # some rounds were halved
     assert np.all(np.diff(train) <= 1e-6 * np.abs(train[:-1]))
     assert train[-1] < train[0] - 0.1

@@ -11,11 +11,14 @@ from distboost.cli import main
 
 @pytest.fixture(scope="module")
 def csv(tmp_path_factory):
-    t = pd.date_range("2024-01-01", periods=100, freq="h")
+    # 510 hours a store: the recursive strategy's 1,016 training rows early-stop on the last
+    # tenth of each series in half a second; below 1,000 rows the regressor cross-validates
+    # its rounds and its linear start (12 s a forecast here).
+    t = pd.date_range("2024-01-01", periods=510, freq="h")
     rng = np.random.default_rng(0)
-    df = pd.DataFrame({"date": np.tile(t, 2), "store": np.repeat(["a", "b"], 100),
+    df = pd.DataFrame({"date": np.tile(t, 2), "store": np.repeat(["a", "b"], 510),
                        "y": np.r_[np.sin(2 * np.pi * t.hour / 24),
-                                  5 + np.cos(2 * np.pi * t.hour / 24)] + rng.normal(0, .2, 200)})
+                                  5 + np.cos(2 * np.pi * t.hour / 24)] + rng.normal(0, .2, 1020)})
     path = tmp_path_factory.mktemp("cli") / "data.csv"
     df.to_csv(path, index=False)
     return path
@@ -31,7 +34,7 @@ def test_forecast_writes_quantiles_and_paths(csv, tmp_path, capsys):
     assert list(f.columns) == ["store", "date", "step", "mean", "q0.1", "q0.9"]
     assert list(f["store"]) == ["a"] * 6 + ["b"] * 6 and list(f["step"][:6]) == [1, 2, 3, 4,
                                                                                  5, 6]
-    assert f["date"].iloc[0] == pd.Timestamp("2024-01-05 04:00")  # the hour after the end
+    assert f["date"].iloc[0] == pd.Timestamp("2024-01-22 06:00")  # the hour after the end
     assert (f["q0.1"] < f["q0.9"]).all() and (f.loc[6:, "mean"] > 3).all()
     assert "wrote 12 rows" in capsys.readouterr().out
     assert main(["forecast", *args, "--paths", "20", "--out", str(out)]) == 0
@@ -55,7 +58,7 @@ def test_forecast_errors_are_one_line(csv, tmp_path, capsys):
     assert main(["forecast", str(csv), "--time", "date", "--target", "y", "--horizon", "3",
                  "--out", out]) == 2  # two stores without --id: duplicated timestamps
     err = capsys.readouterr().err
-    assert err.startswith("distboost forecast: error: y has 100 duplicated timestamp(s)")
+    assert err.startswith("distboost forecast: error: y has 510 duplicated timestamp(s)")
     assert main(["forecast", str(csv), "--time", "day", "--target", "y", "--horizon", "3",
                  "--out", out]) == 2
     assert "Column(s) ['day'] are not in" in capsys.readouterr().err

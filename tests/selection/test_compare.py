@@ -61,13 +61,15 @@ def test_default_candidates_hold_y_and_never_classify():
 
 
 def test_densities_and_mass_functions_are_ranked_by_crps():
-    # Poisson counts with mean ~1: the exponential density scores a lower NLL (1.03 against
-    # 1.34) though the Poisson is the true model; CRPS, on one scale for both, ranks it first.
+    # Poisson counts with mean ~1: the exponential density scores a lower NLL (1.00 against
+    # 1.30) though the Poisson is the true model; CRPS, on one scale for both, ranks it first.
+    # All 20 rounds (early_stopping=False): the ranking, not the stopping, is tested here; the
+    # ranking holds, by 0.04 in CRPS and 0.3 in NLL, for seeds 0-4.
     rng = np.random.default_rng(0)
     X = rng.normal(size=(400, 2))
     y = rng.poisson(np.exp(0.3 * X[:, 0])).astype(float)
     table = db.compare_families(X, y, families=["exponential", "poisson"], cv=2,
-                                metrics=("nll",), n_estimators=20)
+                                metrics=("nll",), n_estimators=20, early_stopping=False)
     assert table.attrs["ranked_by"] == "crps_mean" and "CRPS" in table.attrs["note"]
     assert list(table["family"]) == ["poisson", "exponential"]
     assert list(table["kind"]) == ["mass", "density"]
@@ -197,12 +199,14 @@ def test_parallel_table_equals_the_serial_one():
 def test_zero_adjusted_families_are_mixed_and_ranked_by_crps_against_densities():
     # 40 % exact zeros, covariate-dependent: the zero-adjusted gamma's likelihood mixes a
     # probability (zeros) and a density, so it is compared with densities by CRPS only.
+    # All 20 rounds (early_stopping=False): the zero-adjusted gamma's CRPS is the lower by
+    # 0.04-0.06 for seeds 0-4.
     rng = np.random.default_rng(3)
     X = rng.normal(size=(400, 2))
     zero = rng.uniform(size=400) < 1 / (1 + np.exp(-(X[:, 0] - 0.4)))
     y = np.where(zero, 0.0, rng.gamma(2.0, np.exp(0.3 * X[:, 1])))
     table = db.compare_families(X, y, families=["exponential", "zero_adjusted_gamma"],
-                                metrics=("nll",), cv=2, n_estimators=20)
+                                metrics=("nll",), cv=2, n_estimators=20, early_stopping=False)
     kinds = dict(zip(table["family"], table["kind"], strict=True))
     assert kinds == {"exponential": "density", "zero_adjusted_gamma": "mixed"}
     assert table.attrs["ranked_by"] == "crps_mean" and "zero-adjusted" in table.attrs["note"]
