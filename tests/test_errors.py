@@ -123,6 +123,10 @@ CASES = {
         lambda: fitted_df().predict(pd.DataFrame(X, columns=["a", "c"])), ValueError,
         r"feature names should match"),
     "empty X": (lambda: R().fit(X[:0], Y[:0]), ValueError, r"0 sample"),
+    "every feature constant": (
+        lambda: R(n_estimators=3, early_stopping=False).fit(np.zeros((6, 2)), Y), ValueError,
+        r"Every feature is constant on these 6 training rows .*give at least one feature "
+        r"that varies"),
     "infinite X": (lambda: R().fit(np.r_[X[:5], [[np.inf, 0]]], Y), ValueError,
                    r"Input X contains infinity"),
     "mismatched X and y": (lambda: R().fit(X, Y[:4]), ValueError,

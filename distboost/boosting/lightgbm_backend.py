@@ -140,7 +140,17 @@ class LightGBMBackend:
         self._last = (grad, hess)
         if self.k == 1:
             grad, hess = grad[:, 0], hess[:, 0]
-        self.booster.update(fobj=lambda _preds, _dataset: (grad, hess))
+        try:
+            self.booster.update(fobj=lambda _preds, _dataset: (grad, hess))
+        except lgb.basic.LightGBMError as err:
+            if "num_features()" not in str(err):
+                raise
+            raise ValueError(
+                f"Every feature is constant on these {self.n} training rows (LightGBM found "
+                "nothing to split on): give at least one feature that varies across the "
+                "rows (on small data, or with a rare category, a cross-validation fold can "
+                "see a single value; early_stopping='holdout' or False avoids the folds)."
+            ) from None
 
     def retry(self, learning_rate: float) -> None:
         """Take the last round back and grow it again from its ``(grad, hess)`` with
