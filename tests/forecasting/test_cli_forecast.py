@@ -62,3 +62,16 @@ def test_forecast_errors_are_one_line(csv, tmp_path, capsys):
     assert main(["forecast", str(csv), "--time", "day", "--target", "y", "--horizon", "3",
                  "--out", out]) == 2
     assert "Column(s) ['day'] are not in" in capsys.readouterr().err
+
+
+def test_n_estimators_takes_auto_or_a_positive_integer(csv, tmp_path, capsys):
+    from distboost.forecasting.cli import _rounds
+
+    assert _rounds("auto") == "auto" and _rounds("40") == 40
+    out = str(tmp_path / "f.csv")
+    for bad in ("0", "many"):
+        with pytest.raises(SystemExit) as exit_:
+            main(["forecast", str(csv), "--time", "date", "--target", "y", "--id", "store",
+                  "--horizon", "3", "--n-estimators", bad, "--out", out])
+        assert exit_.value.code == 2
+        assert f"expected a positive integer or 'auto', got '{bad}'" in capsys.readouterr().err
