@@ -63,8 +63,9 @@ checks: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir site
 
 # The fast tier: every test not marked slow, on two pytest-xdist workers of one torch thread
-# each (tests/conftest.py), hypothesis' "fast" profile; the whole target takes under two
-# minutes on a quiet 2-core machine.  The ten slowest tests are printed to keep it so.
+# each (tests/conftest.py), hypothesis' "fast" profile.  The target is two minutes on a quiet
+# 2-core machine; not met yet (pytest's part 220 s on 2026-11-26, issue 30).  The ten slowest
+# tests are printed to keep it in view.
 test: checks
 	$(PY) -m pytest -q -n 2 --dist loadgroup -m "not slow" --durations=10
 

@@ -2,7 +2,7 @@
 
 * The ``slow`` marker (declared in ``pyproject.toml``): the heavy tier (scikit-learn's
   estimator checks, the example comparing every family, the CLI demo).  ``make test`` runs
-  ``-m "not slow"`` (under two minutes on a quiet 2-core machine), ``make test-all`` runs
+  ``-m "not slow"`` (its target: two minutes on a quiet 2-core machine), ``make test-all`` runs
   everything.  A slow test must not be the only test of a capability: every family and
   estimator keeps a fast test.
 * One torch thread (and one BLAS / OpenMP thread, through threadpoolctl) per pytest-xdist
