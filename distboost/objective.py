@@ -32,12 +32,28 @@ import torch
 from .boosting.derivatives import step_derivatives
 from .families.fisher import make_fisher_fn
 
-__all__ = ["FamilyObjective", "SCORING_RULES", "dispersion_columns", "floored_start", "raw_floor",
-           "slope_mask"]
+__all__ = ["FamilyObjective", "SCORING_RULES", "check_step", "dispersion_columns",
+           "floored_start", "raw_floor", "slope_mask"]
 
 #: Scoring rules a family can be trained on: the log score (negative log-likelihood) and the
 #: continuous ranked probability score (closed-form families; NGBoost's ``CRPScore``).
 SCORING_RULES = ("nll", "crps")
+
+
+def check_step(scoring_rule: str, step: str) -> None:
+    """Refuse step rules the scoring rule has no metric for.
+
+    Raises
+    ------
+    ValueError
+        ``step`` "fisher" or "natural" with ``scoring_rule="crps"``.
+    """
+    if scoring_rule == "crps" and step in ("fisher", "natural"):
+        raise ValueError(
+            f"step={step!r} needs the Riemannian metric of the scoring rule; for "
+            "scoring_rule='crps' only the Fisher information of the log score is "
+            "available: use step='newton' (the default for the CRPS) or 'gradient'."
+        )
 
 
 class FamilyObjective:
@@ -151,13 +167,8 @@ class FamilyObjective:
         return fisher
 
     def check_step(self, step: str) -> None:
-        """Refuse step rules the scoring rule has no metric for."""
-        if self.scoring_rule == "crps" and step in ("fisher", "natural"):
-            raise ValueError(
-                f"step={step!r} needs the Riemannian metric of the scoring rule; for "
-                "scoring_rule='crps' only the Fisher information of the log score is "
-                "available: use step='newton' (the default for the CRPS) or 'gradient'."
-            )
+        """Refuse step rules the scoring rule has no metric for (:func:`check_step`)."""
+        check_step(self.scoring_rule, step)
 
     def engine_callables(self, step: str, seed: int) -> dict:
         """Keyword arguments of :func:`~distboost.boosting.fit_boosting` for ``step``:

@@ -240,9 +240,8 @@ CASES = {
         r"scoring_rule='crps' needs a closed-form CRPS, which family 'censored_weibull' "
         r"does not have"),
     "scoring_rule='crps' with a Fisher step": (
-        # QUICK: with cross-validated rounds the linear start's choice runs (3 s) before
-        # the step is checked
-        lambda: R(scoring_rule="crps", step="fisher", **QUICK).fit(X, Y), ValueError,
+        # The default options: refused before the linear start's choice fits on the folds.
+        lambda: R(scoring_rule="crps", step="fisher").fit(X, Y), ValueError,
         r"step='fisher' needs the Riemannian metric of the scoring rule"),
     "model file from an older format": (None, ValueError, r"refit and save the model again"),
     "energy score of a univariate Predictive": (

@@ -41,7 +41,7 @@ from .._validation import (
 from ..boosting import fit_threads
 from ..boosting.ensemble import FittedEnsemble
 from ..boosting.xgboost_backend import check_device
-from ..objective import FamilyObjective, dispersion_columns
+from ..objective import FamilyObjective, check_step, dispersion_columns
 from ..predictive import Predictive, quantile_columns
 from .calibration import apply_shift
 from .linear_start import LinearStart
@@ -208,6 +208,8 @@ feature_names_in_ : ndarray of str
         self._validate_params()
         check_device(getattr(self, "device", "cpu"), getattr(self, "backend", None),
                      self.base_learner)
+        # Before any fit (the linear start's choice fits on every fold first).
+        check_step(getattr(self, "scoring_rule", "nll"), self.step)
         X = check_X(self, X, reset=True)
         family, y, fitted = self._prepare_target(y)
         n = check_consistent_rows(X=X, y=y)

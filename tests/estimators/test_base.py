@@ -143,3 +143,18 @@ def test_stop_line_when_cross_validation_keeps_the_start():
                     "values are kept")
     assert stop_line("holdout", "no_descent", 7, 5, 100, 20).endswith(
         "no step along a round's trees lowered the training loss (see the warning)")
+
+
+def test_a_step_the_scoring_rule_has_no_metric_for_is_refused_before_any_fit(monkeypatch):
+    from distboost.estimators import runs
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("a fit ran before the step was checked")
+
+    monkeypatch.setattr(runs, "fit_boosting", no_fit)
+    monkeypatch.setattr(runs, "fit_linear_start", no_fit)
+    monkeypatch.setattr(runs, "choose_linear_start", no_fit)
+    X = np.random.default_rng(0).normal(size=(200, 2))
+    for step in ("fisher", "natural"):
+        with pytest.raises(ValueError, match=f"step='{step}' needs the Riemannian metric"):
+            db.DistributionalRegressor(scoring_rule="crps", step=step).fit(X, X[:, 0])
