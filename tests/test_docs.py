@@ -31,7 +31,7 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # - scoring.md (cross_val_score, GridSearchCV with one scorer, with a dict of them and
 #   refit="crps", over a Pipeline; metrics.predict_dist of a search): tests/metrics/
 #   test_scorers.py, tests/metrics/test_scorer_names.py.
-# forecasting.md (15 s) stays: its backtest_summary has no unit test elsewhere.
+# forecasting.md (8-15 s) stays in the fast tier: the forecasting path users try first.
 SLOW_PAGES: set[str] = {"multivariate.md", "explain.md", "censoring.md", "families.md",
                         "scoring.md"}
 
