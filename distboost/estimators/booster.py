@@ -209,7 +209,10 @@ class Booster(OptionsMixin, BaseEstimator):
                                        tree_options=resolve_tree_options(
                                            self, X, np.arange(X.shape[1]), list(range(k)),
                                            list(range(k))),
-                                       n_iter_no_change=self.n_iter_no_change,
+                                       # no patience without validation rows: every
+                                       # round is grown (and n_estimators="auto" is 1000)
+                                       n_iter_no_change=None if X_val is None
+                                       else self.n_iter_no_change,
                                        clip_gradients=clip),
             sample_weight=sample_weight,
             X_val=X_val,

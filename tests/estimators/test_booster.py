@@ -185,6 +185,29 @@ def test_eval_set_early_stopping_keeps_the_best_round():
     assert len(no_stop.evals_result_["valid"]["loss"]) == 30
 
 
+def test_auto_round_cap_is_the_large_one_only_with_validation_rows(monkeypatch):
+    from distboost.estimators import options
+
+    # The caps and the row threshold made small, so that a few rounds show the rule.
+    monkeypatch.setattr(options, "AUTO_ROUNDS", 8)
+    monkeypatch.setattr(options, "AUTO_ROUNDS_STOPPED", 25)
+    monkeypatch.setattr(options, "CV_MAX_ROWS", 100)
+    X, y, _ = regression(300, 12)
+    X_val, y_val, _ = regression(300, 13)
+    kw = dict(n_estimators="auto", learning_rate=0.02, random_state=0)
+    # No validation rows: nothing stops the fit (whatever the patience), so every one of the
+    # small cap's rounds.
+    assert Booster(squared, n_iter_no_change=10, **kw).fit(X, {"y": y}).n_iter_ == 8
+    # Validation rows and a patience: a slow rate still improving at round 8 goes on to the
+    # large cap; without a patience nothing stops it early, so the small cap again.
+    stopped = Booster(squared, n_iter_no_change=10, **kw).fit(
+        X, {"y": y}, eval_set=(X_val, {"y": y_val}))
+    assert stopped.n_iter_ == 25 and stopped.stopped_reason_ == "n_estimators"
+    unstopped = Booster(squared, n_iter_no_change=None, **kw).fit(
+        X, {"y": y}, eval_set=(X_val, {"y": y_val}))
+    assert unstopped.n_iter_ == 8
+
+
 # ---------------------------------------------------------------- estimator behaviour
 def test_same_random_state_gives_identical_predictions():
     X, y, _ = regression(500, 12)
