@@ -81,10 +81,11 @@ raw_floor_ : ndarray of shape (K,)
     ``1e-6`` x the standard deviation of ``y``; see ``Family.param_floors``), applied in
     training and prediction.
 early_stopping_ : str
-    Where the validation rows came from: "eval_set", "cv", "holdout", "none" or
-    "constant" (a single training row: the start values are kept).
+    Where the validation rows came from: "eval_set", "cv", "holdout", "holdout_refit" (the
+    held-out split, then a refit on all rows), "none" or "constant" (a single training row:
+    the start values are kept).
 n_iter_ : int
-    Rounds run (of the refit on all rows after cross-validation).
+    Rounds run (of the refit on all rows after cross-validation or a held-out split).
 best_iteration_ : int
     Rounds kept (the best validation round when early stopping); the largest of
     ``best_iterations_``.
@@ -233,7 +234,8 @@ feature_names_in_ : ndarray of str
         run = self._fit_mode(family, X, y, sample_weight, eval_set, eval_weight, mode, fitted,
                              seed, location)
         self._set_fitted(family, run, mode, fitted)
-        if (mode in ("cv", "holdout", "eval_set") and run.ensemble.best_iteration_ == 0
+        if (mode in ("cv", "holdout", "holdout_refit", "eval_set")
+                and run.ensemble.best_iteration_ == 0
                 and run.linear is None and run.location is None
                 and run.ensemble.stopped_reason not in ("no_descent", "non_finite_loss")):
             warnings.warn(f"{self._describe(family)}: "
@@ -241,9 +243,11 @@ feature_names_in_ : ndarray of str
                                                    fitted["_tree_options_"].restricted),
                           UserWarning, stacklevel=3)
         if self.verbose:
-            print(stop_line(mode, run.ensemble.stopped_reason, self.n_iter_,
-                            self.best_iteration_, run.cap, self.n_iter_no_change, CV_FOLDS),
-                  flush=True)
+            n_iter, best, reason = run.held_out or (self.n_iter_, self.best_iteration_,
+                                                    run.ensemble.stopped_reason)
+            print(stop_line(mode, reason, n_iter, best, run.cap, self.n_iter_no_change,
+                            CV_FOLDS, refit=(self.best_iteration_, n)
+                            if run.held_out else None), flush=True)
         return self
 
     def _set_fitted(self, family, run: Run, mode: str, fitted: dict) -> None:

@@ -189,14 +189,17 @@ OPTIONS: dict[str, Option] = {
         "bar over the candidates).  The search is ``tuning_table_``.  None: the options as "
         "given."),
     "early_stopping": Option(
-        "auto", [StrOptions({"auto", "cv", "holdout"}), "boolean"],
-        '{"auto", "cv", "holdout"} or bool',
+        "auto", [StrOptions({"auto", "cv", "holdout", "holdout_refit"}), "boolean"],
+        '{"auto", "cv", "holdout", "holdout_refit"} or bool',
         "How the number of rounds is chosen, on rows the trees do not see: stop when the "
         "validation loss has not improved for ``n_iter_no_change`` rounds.  \"cv\": 5-fold "
         "cross-validation on the training rows (one-standard-error rule), then a refit on all "
-        "rows; \"holdout\": a seeded split of ``validation_fraction`` of the rows; \"auto\" "
-        "(and True): \"cv\" below 1,000 training rows, \"holdout\" above "
-        "(:mod:`distboost.estimators.rounds`); False: every round is kept.  An "
+        "rows; \"holdout\": a seeded split of ``validation_fraction`` of the rows; "
+        "\"holdout_refit\": that split chooses each parameter's rounds and the dispersion "
+        "shift, then a refit on all rows keeps the rounds times ``n / n_fit`` (two fits); "
+        "\"auto\" (and True): \"cv\" below 1,000 training rows, \"holdout_refit\" below "
+        "10,000, \"holdout\" above (:mod:`distboost.estimators.rounds`); False: every "
+        "round is kept.  An "
         "``eval_set`` given to ``fit`` is always the validation set; ``early_stopping_`` "
         "records what was used."),
     "validation_fraction": Option(

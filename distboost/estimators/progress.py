@@ -87,7 +87,7 @@ _REASONS = {
 
 
 def stop_line(mode: str, stopped_reason: str, n_iter: int, best_iteration: int, cap: int,
-              patience: int, folds: int = 5) -> str:
+              patience: int, folds: int = 5, refit: tuple[int, int] | None = None) -> str:
     """``"stopped at round k, best round j, because ..."``: the last line of a verbose fit.
 
     Parameters
@@ -104,6 +104,9 @@ def stop_line(mode: str, stopped_reason: str, n_iter: int, best_iteration: int, 
         ``n_iter_no_change``.
     folds : int
         Folds of the cross-validation (``mode == "cv"``).
+    refit : (int, int), optional
+        The refit on all rows after a held-out split (``mode == "holdout_refit"``): its
+        rounds and rows; ``n_iter`` and ``best_iteration`` are then the split's.
     """
     head = f"stopped at round {n_iter}, best round {best_iteration}, because "
     if mode == "constant":
@@ -113,5 +116,7 @@ def stop_line(mode: str, stopped_reason: str, n_iter: int, best_iteration: int, 
                  "within one standard error of the best)")
         return head + chose + ("; the start values are kept" if best_iteration == 0
                                else " and the refit on all rows ran them")
-    why = _REASONS.get(stopped_reason, stopped_reason)
-    return head + why.format(cap=cap, patience=patience)
+    why = _REASONS.get(stopped_reason, stopped_reason).format(cap=cap, patience=patience)
+    if refit is not None:
+        why += f"; the refit on all {refit[1]} rows ran {refit[0]} rounds"
+    return head + why

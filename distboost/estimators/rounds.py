@@ -9,7 +9,10 @@ calibration are noise), so below :data:`CV_MAX_ROWS` training rows the estimator
 number of rounds by K-fold cross-validation on the training rows and refit on all of them
 (the rule of ``xgboost.cv`` / ``lightgbm.cv`` and of GAMLSS boosting, Mayr et al. 2012), and
 calibrate the dispersion on the out-of-fold predictions.  Above it a seeded held-out split of
-``validation_fraction`` of the rows is large enough (at least 100 rows) and costs one fit.
+``validation_fraction`` of the rows is large enough (at least 100 rows) to choose the rounds
+and the dispersion shift.  Below :data:`REFIT_MAX_ROWS` the model is then refitted on all the
+rows at those rounds, times ``n / n_fit`` (the held-out rows are a tenth of the data, and a
+fit of that size takes seconds); above, the split's fit is kept and costs one fit.
 
 References
 ----------
@@ -26,14 +29,17 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
-__all__ = ["CV_MAX_ROWS", "CV_FOLDS", "validation_mode", "cv_folds", "best_cv_round",
-           "select_rounds_by_cv", "one_standard_error_choice", "padded_curves",
+__all__ = ["CV_MAX_ROWS", "CV_FOLDS", "REFIT_MAX_ROWS", "validation_mode", "cv_folds",
+           "best_cv_round", "select_rounds_by_cv", "one_standard_error_choice", "padded_curves",
            "constant_model_message"]
 
 #: Training rows below which ``early_stopping="auto"`` chooses the rounds by cross-validation.
 CV_MAX_ROWS = 1000
 #: Folds of that cross-validation (fewer when there are fewer rows).
 CV_FOLDS = 5
+#: Training rows below which ``early_stopping="auto"`` refits on all rows after the
+#: held-out split has chosen the rounds (above, the model keeps the split's fit).
+REFIT_MAX_ROWS = 10_000
 
 
 def validation_mode(early_stopping, n: int, has_eval_set: bool) -> str:
@@ -41,9 +47,10 @@ def validation_mode(early_stopping, n: int, has_eval_set: bool) -> str:
 
     Parameters
     ----------
-    early_stopping : {"auto", "cv", "holdout"} or bool
+    early_stopping : {"auto", "cv", "holdout", "holdout_refit"} or bool
         The estimator's option.  "auto" and True: cross-validation below
-        :data:`CV_MAX_ROWS` training rows, a held-out split above; False: no early stopping.
+        :data:`CV_MAX_ROWS` training rows, a held-out split and a refit on all rows below
+        :data:`REFIT_MAX_ROWS`, a held-out split above; False: no early stopping.
     n : int
         Training rows.
     has_eval_set : bool
@@ -52,15 +59,16 @@ def validation_mode(early_stopping, n: int, has_eval_set: bool) -> str:
     Returns
     -------
     str
-        "eval_set", "cv", "holdout", "none" (every round is kept) or "constant" (cross-
-        validation asked for on a single row: the start values are kept).
+        "eval_set", "cv", "holdout", "holdout_refit", "none" (every round is kept) or
+        "constant" (cross-validation asked for on a single row: the start values are kept).
     """
     if has_eval_set:
         return "eval_set"
     if early_stopping is False:
         return "none"
     if early_stopping in ("auto", True):
-        early_stopping = "cv" if n < CV_MAX_ROWS else "holdout"
+        early_stopping = ("cv" if n < CV_MAX_ROWS
+                          else "holdout_refit" if n < REFIT_MAX_ROWS else "holdout")
     if early_stopping == "cv" and n < 2:
         return "constant"  # nothing to cross-validate on: keep the start values
     return str(early_stopping)
@@ -196,7 +204,7 @@ def constant_model_message(mode: str, n: int, linear_start, folds: int = CV_FOLD
     Parameters
     ----------
     mode : str
-        Where the validation rows came from ("cv", "holdout" or "eval_set").
+        Where the validation rows came from ("cv", "holdout", "holdout_refit" or "eval_set").
     n : int
         Training rows.
     linear_start : "auto" or bool
@@ -208,6 +216,7 @@ def constant_model_message(mode: str, n: int, linear_start, folds: int = CV_FOLD
     """
     judge = {"cv": f"{folds}-fold cross-validation on the {n} training rows",
              "holdout": "the held-out validation split",
+             "holdout_refit": "the held-out validation split",
              "eval_set": "the eval_set"}.get(mode, "validation")
     if mode == "cv":
         if linear_start is False:

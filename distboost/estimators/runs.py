@@ -5,8 +5,8 @@ that runs the engine: where the validation rows come from (an ``eval_set``, a se
 held-out split), one boosting run on some rows (objective, start values or the penalised
 linear start, the engine with early stopping judged after each round's dispersion shift),
 the dispersion calibration of a run, and the rounds chosen by K-fold cross-validation on
-small data followed by a refit on all rows (calibrated on the out-of-fold predictions).
-:class:`Run` is what one run gives back.
+small data followed by a refit on all rows (calibrated on the out-of-fold predictions), and the
+refit on all rows after a held-out split.  :class:`Run` is what one run gives back.
 """
 
 from __future__ import annotations
@@ -70,6 +70,9 @@ class Run:
     #: A cross-validated fit's fold runs at the kept round: ``predict_uncertainty``'s
     #: members.
     members: list[Run] | None = None
+    #: A refit on all rows after a held-out split: the split's ``(rounds run, rounds kept,
+    #: stopped_reason)``.
+    held_out: tuple[int, int, str] | None = None
 
     def offset(self, X) -> np.ndarray | float:
         """The starts' per-row part of the raw scores on the rows X: (n, K) or 0.0."""
@@ -107,6 +110,7 @@ class FitRuns:
                     run = plain
             return self._fine_leaves(run, family, X, y, sample_weight, context, seed,
                                             location if run.location is not None else None)
+        rows = (X, y, sample_weight)  # all the rows, for a refit after the split
         X, y, sample_weight, val = self._validation_rows(
             family, X, y, sample_weight, eval_set, eval_weight, mode, context, seed)
 
@@ -137,7 +141,41 @@ class FitRuns:
                     else self._beats(other, run, val, fine)):
                 context["_tree_options_"] = fine["_tree_options_"]
                 run = other
+        if mode == "holdout_refit":
+            run = self._refit_all_rows(run, family, *rows, len(y), context, seed, location)
         return run
+
+    def _refit_all_rows(self, run: Run, family, X, y, sample_weight, n_fit: int,
+                        context, seed, location) -> Run:
+        """``run`` (fitted on ``n_fit`` of the rows, early-stopped and calibrated on the
+        rest) refitted on all the rows: each output keeps its rounds times ``n / n_fit``
+        (more rows bear more rounds before the trees fit noise), the location start its
+        point model's rounds the same way, the tree options and the dispersion shift chosen
+        on the held-out rows.  The held-out validation curve stays the fit's curve."""
+        scale = len(y) / n_fit
+
+        def more(rounds):
+            return np.rint(np.asarray(rounds) * scale).astype(int)
+
+        plan = None
+        if run.location is not None:
+            plan = {**location, "rounds": max(int(more(run.location.rounds)), 1),
+                    "auto": False}
+        ensemble = run.ensemble
+        per_output = ensemble.best_iterations_ is not None
+        best = int(more(ensemble.best_iteration_))
+        final = self._fit_rows(family, X, y, sample_weight, context=context, seed=seed,
+                               n_estimators=max(best, 1), location=plan,
+                               output_rounds=more(ensemble.best_iterations_)
+                               if per_output else None, sizes=run.sizes)
+        if not per_output:
+            final.ensemble.best_iteration_ = min(best, final.ensemble.n_iter_)
+        if final.ensemble.stopped_reason == "n_estimators":  # ran the rounds it was given
+            final.ensemble.stopped_reason = ensemble.stopped_reason
+        final.shift = run.shift
+        final.cv_curve = run.valid_curve
+        final.held_out = (ensemble.n_iter_, ensemble.best_iteration_, ensemble.stopped_reason)
+        return final
 
     def _beats(self, challenger: Run, incumbent: Run, val, context) -> bool:
         """Whether ``challenger``'s validation loss is lower than ``incumbent``'s by more
@@ -197,7 +235,7 @@ class FitRuns:
             n_val = check_consistent_rows(X_val=X_val, y_val=y_val)
             w_val = check_sample_weight(eval_weight, n_val, "eval_sample_weight")
             return X, y, sample_weight, (X_val, y_val, w_val)
-        if mode != "holdout":
+        if mode not in ("holdout", "holdout_refit"):
             return X, y, sample_weight, (None, None, None)
         train, valid = train_test_split(
             np.arange(len(y)), test_size=self.validation_fraction, random_state=seed,
@@ -210,14 +248,16 @@ class FitRuns:
     def _fit_rows(self, family, X, y, sample_weight, X_val=None, y_val=None, w_val=None, *,
                   context: dict, seed: int, n_estimators: int | None = None,
                   penalty: float | None = None, warn: bool = True, where: str = "",
-                  output_rounds=None, location: dict | None = None) -> Run:
+                  output_rounds=None, location: dict | None = None,
+                  sizes: tuple[int, int] | None = None) -> Run:
         """One boosting run on the given rows: objective, start, engine.
 
         Early stopping (each round judged after its own best dispersion shift when
         ``calibrate``) when validation rows are given; ``n_estimators`` overrides the cap
         (the refit after cross-validation; ``output_rounds``: each output's rounds there,
-        under per-parameter stopping); ``penalty`` starts from the penalised linear
-        model of :mod:`distboost.estimators.linear_start`; ``location`` (a plan of
+        under per-parameter stopping; ``sizes``: ``(num_leaves, min_child_samples)`` of
+        the run refitted, in place of "auto"'s for these rows); ``penalty`` starts from the
+        penalised linear model of :mod:`distboost.estimators.linear_start`; ``location`` (a plan of
         :func:`~distboost.estimators.location_start.location_plan`) from a point model
         of the location.  ``valid_curve`` holds the
         validation loss after rounds ``0..R`` (round 0: the start values).
@@ -274,6 +314,8 @@ class FitRuns:
         if output_rounds is not None:
             overrides.update(output_rounds=tuple(int(r) for r in output_rounds),
                              n_estimators=max(int(np.max(output_rounds)), 1))
+        if sizes is not None:
+            overrides.update(num_leaves=int(sizes[0]), min_child_samples=int(sizes[1]))
         params = self._engine_params(step, len(y), seed,
                                      tree_options=context.get("_tree_options_"), **overrides)
         desc = where.removeprefix(", ").replace("cross-validation ", "") or "boosting"

@@ -143,6 +143,10 @@ def test_stop_line_when_cross_validation_keeps_the_start():
                     "values are kept")
     assert stop_line("holdout", "no_descent", 7, 5, 100, 20).endswith(
         "no step along a round's trees lowered the training loss (see the warning)")
+    assert stop_line("holdout_refit", "early_stopping", 90, 70, 3000, 20,
+                     refit=(78, 2000)) == (
+        "stopped at round 90, best round 70, because the validation loss did not improve for "
+        "20 rounds; the refit on all 2000 rows ran 78 rounds")
 
 
 def test_a_step_the_scoring_rule_has_no_metric_for_is_refused_before_any_fit(monkeypatch):

@@ -126,7 +126,7 @@ def test_early_stopping_auto_cross_validates_below_1000_rows():
     assert model.best_iteration_ < 30
     X2, y2 = rng.normal(size=(1000, 2)), rng.normal(size=1000)
     model = db.DistributionalRegressor(n_estimators=30, random_state=0).fit(X2, y2)
-    assert model.early_stopping_ == "holdout" and "valid" in model.evals_result_
+    assert model.early_stopping_ == "holdout_refit" and "valid" in model.evals_result_
     for option, mode in [("cv", "cv"), ("holdout", "holdout"), (True, "cv")]:
         model = db.DistributionalRegressor(n_estimators=5, early_stopping=option,
                                            random_state=0).fit(X, y)

@@ -10,6 +10,7 @@ import pytest
 import distboost as db
 from distboost.estimators.rounds import (
     CV_MAX_ROWS,
+    REFIT_MAX_ROWS,
     best_cv_round,
     constant_model_message,
     cv_folds,
@@ -24,7 +25,9 @@ needs_shared = pytest.mark.skipif(not SHARED.is_dir(),
 
 @pytest.mark.parametrize("option, n, eval_set, expected", [
     ("auto", 30, False, "cv"), ("auto", CV_MAX_ROWS - 1, False, "cv"),
-    ("auto", CV_MAX_ROWS, False, "holdout"), (True, 100, False, "cv"),
+    ("auto", CV_MAX_ROWS, False, "holdout_refit"), (True, 100, False, "cv"),
+    ("auto", REFIT_MAX_ROWS - 1, False, "holdout_refit"),
+    ("auto", REFIT_MAX_ROWS, False, "holdout"), ("holdout_refit", 100, False, "holdout_refit"),
     ("holdout", 100, False, "holdout"), ("cv", 50_000, False, "cv"),
     (False, 100, False, "none"), ("auto", 100, True, "eval_set"), ("auto", 1, False, "constant"),
 ])
