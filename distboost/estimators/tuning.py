@@ -13,7 +13,8 @@ Breiman et al. 1984, toward the options as given): eight candidates judged on a 
 rows otherwise pick the luckiest.  The chosen options are then fitted as usual on all rows
 (with the fit's own validation); the search is ``tuning_table_``.
 
-Budget: ``MAX_CANDIDATES`` fits on at most ``MAX_ROWS`` rows, then one ordinary fit.  A
+Budget: ``MAX_CANDIDATES`` fits on at most ``MAX_ROWS`` rows, then one ordinary fit (with
+its refit on all rows from 1,000 to 10,000 rows, ``early_stopping="holdout_refit"``).  A
 candidate with a slower learning rate or a location start costs more than a default fit on
 the same rows (measured: docs/benchmarks.md).
 
@@ -38,9 +39,10 @@ from sklearn.model_selection import train_test_split
 from .._validation import take_rows
 from ..families import get
 from .location_start import location_transform
+from .options import auto_tree_size
 from .progress import task_bar
 
-__all__ = ["MAX_CANDIDATES", "MAX_ROWS", "SPACE", "candidates", "tune"]
+__all__ = ["LARGE_LEAVES", "MAX_CANDIDATES", "MAX_ROWS", "SPACE", "candidates", "tune"]
 
 #: Candidate fits of one search (the estimator's own options among them).
 MAX_CANDIDATES = 8
@@ -56,9 +58,16 @@ SPACE = {
 }
 
 
-def candidates(estimator, family, seed: int) -> list[dict]:
+#: Larger trees, searched where ``num_leaves="auto"`` already grows its largest (31 leaves,
+#: from about 3,800 training rows): below, the data bear fewer leaves than that.
+LARGE_LEAVES = (63, 127)
+
+
+def candidates(estimator, family, seed: int, n: int = 0) -> list[dict]:
     """The options of the search: the estimator's own first, then distinct seeded draws
-    from :data:`SPACE` (``MAX_CANDIDATES`` in all).
+    from :data:`SPACE` (``MAX_CANDIDATES`` in all), its ``num_leaves`` with
+    :data:`LARGE_LEAVES` on ``n`` candidate training rows where the automatic size is at
+    its cap.
 
     Returns
     -------
@@ -66,6 +75,8 @@ def candidates(estimator, family, seed: int) -> list[dict]:
         Option name -> value, one dict per candidate.
     """
     space = dict(SPACE)
+    if auto_tree_size(n)[0] >= max(SPACE["num_leaves"]):
+        space["num_leaves"] = SPACE["num_leaves"] + LARGE_LEAVES
     if location_transform(get(family)) is None:
         space.pop("location_start")
     names = list(space)
@@ -172,7 +183,7 @@ def tune(estimator, X, y, sample_weight=None, eval_set=None, eval_weight=None, *
         train = np.sort(np.random.default_rng(seed).choice(train, MAX_ROWS, replace=False))
     X_fit, y_fit = take_rows(X, train), y[train]
     w_fit = None if sample_weight is None else sample_weight[train]
-    cands = candidates(estimator, family, seed)
+    cands = candidates(estimator, family, seed, len(train))
     rows, losses = [], []
     bar = task_bar(estimator.progress, len(cands), "tuning")
     try:

@@ -73,6 +73,17 @@ def test_candidates_are_seeded_distinct_and_skip_the_start_without_a_location():
     assert "tuning" in clone(R(tuning="auto")).get_params()
 
 
+def test_larger_trees_are_searched_only_where_the_automatic_size_is_at_its_cap():
+    from distboost.estimators.tuning import LARGE_LEAVES
+
+    est = R()
+    seen = {n: {c["num_leaves"] for seed in range(20)
+                for c in candidates(est, "normal", seed, n)} for n in (500, 3000, 5000)}
+    assert not seen[500] & set(LARGE_LEAVES) and not seen[3000] & set(LARGE_LEAVES)
+    assert set(LARGE_LEAVES) <= seen[5000]
+    assert candidates(est, "normal", 0, 500) == candidates(est, "normal", 0)
+
+
 @pytest.mark.slow
 def test_tuning_inside_grid_search():
     X, y = _data(300, seed=1)
