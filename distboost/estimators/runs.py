@@ -164,8 +164,9 @@ class FitRuns:
         ensemble = run.ensemble
         per_output = ensemble.best_iterations_ is not None
         best = int(more(ensemble.best_iteration_))
+        # warn=False: the split's fit has said what the target's start values needed.
         final = self._fit_rows(family, X, y, sample_weight, context=context, seed=seed,
-                               n_estimators=max(best, 1), location=plan,
+                               n_estimators=max(best, 1), location=plan, warn=False,
                                output_rounds=more(ensemble.best_iterations_)
                                if per_output else None, sizes=run.sizes)
         if not per_output:
