@@ -1,7 +1,9 @@
 """Any shape: the nonparametric ``histogram`` family against the default Normal and the peers.
 
-Same protocol as ``benchmarks/uci.py`` (Hernandez-Lobato & Adams 2015 splits; 20 % of each
-split's training rows, seeded, held out for early stopping): distboost's default model
+Hernandez-Lobato & Adams (2015) splits, as ``benchmarks/uci.py``.  By default (``--fit all``)
+distboost's models fit on all training rows of each split with their own early stopping, as
+the peers do; ``--fit eval_set`` holds out 20 % of them, seeded, as ``eval_set`` (the protocol
+of ``benchmarks/uci.py``).  distboost's default model
 (``normal``) and the same model with ``family="histogram"`` (its defaults), scored on the test
 rows: NLL, CRPS (closed form for both), 90 % coverage, fit seconds.  The peers, quantile
 regression forests and Treeffuser, run in their own environments
@@ -60,10 +62,10 @@ METHODS = ("normal", "histogram", "auto", "qrf", "treeffuser", "catboost", "ngbo
 START, END = "<!-- any_shape:start -->", "<!-- any_shape:end -->"
 
 
-def run(family, X_tr, y_tr, X_val, y_val, X_te, y_te, seed) -> dict:
+def run(family, X_tr, y_tr, eval_set, X_te, y_te, seed) -> dict:
     t0 = time.perf_counter()
     model = db.DistributionalRegressor(family=family, random_state=seed)
-    model.fit(X_tr, y_tr, eval_set=(X_val, y_val))
+    model.fit(X_tr, y_tr, eval_set=eval_set)
     seconds = time.perf_counter() - t0
     dist = model.predict_dist(X_te)
     return {"nll": -model.score(X_te, y_te), "crps": float(np.mean(dist.crps(y_te))),
@@ -72,17 +74,25 @@ def run(family, X_tr, y_tr, X_val, y_val, X_te, y_te, seed) -> dict:
             "rounds": model.best_iteration_ + 1, "chosen": model.family_.name}
 
 
-def race(datasets, splits, csv=None, methods=tuple(FAMILIES)) -> pd.DataFrame:
+def race(datasets, splits, csv=None, methods=tuple(FAMILIES), fit="all") -> pd.DataFrame:
+    """Fit ``methods`` on each split: on all training rows with the model's own early stopping
+    (``fit="all"``, as the peers), or on 80 % of them with the other 20 % as ``eval_set``
+    (``fit="eval_set"``, the protocol of ``benchmarks/uci.py``)."""
     rows = []
     for name in datasets:
         for split in range(splits):
             X, y, train, test = load_uci(DATA / name, split=split)
-            X_tr, X_val, y_tr, y_val = train_test_split(X[train], y[train], test_size=0.2,
-                                                        random_state=split)
+            if fit == "all":
+                X_tr, y_tr, eval_set = X[train], y[train], None
+            else:
+                X_tr, X_val, y_tr, y_val = train_test_split(X[train], y[train], test_size=0.2,
+                                                            random_state=split)
+                eval_set = (X_val, y_val)
             for method in methods:
                 family = FAMILIES[method]
-                res = run(family, X_tr, y_tr, X_val, y_val, X[test], y[test], split)
-                rows.append({"dataset": name, "split": split, "method": method, **res})
+                res = run(family, X_tr, y_tr, eval_set, X[test], y[test], split)
+                rows.append({"dataset": name, "split": split, "method": method, "fit": fit,
+                             **res})
                 print(rows[-1], flush=True)
                 if csv:
                     pd.DataFrame(rows).to_csv(csv, index=False)
@@ -157,7 +167,7 @@ def markdown(df: pd.DataFrame, argv) -> str:
              f"Command: `python benchmarks/any_shape.py {command}` on {os.cpu_count()} "
              f"cores shared with other jobs, {time.strftime('%Y-%m-%d')}; peers from "
              "`benchmarks/any_shape_peers.py` in their own environments.  Test CRPS, mean ± "
-             "std over the splits (lower is better; best in bold):", "",
+             "std over the splits (lower is better; best in bold).  " + _protocol(df), "",
              "| dataset | splits | " + " | ".join(methods) + " |",
              "|---|---|" + "---|" * len(methods)]
     for d in sorted(df.dataset.unique()):
@@ -184,6 +194,20 @@ def markdown(df: pd.DataFrame, argv) -> str:
         lines.append(f"| {d} | {m} | {nll} | {_ms(g['crps'])} | {_ms(g['coverage_90'])} | "
                      f"{_ms(g['seconds'])} | {rounds} |")
     return "\n".join(lines + [END]) + "\n"
+
+
+def _protocol(df: pd.DataFrame) -> str:
+    """How distboost's rows were fitted (the ``fit`` column; ``eval_set`` for older CSVs)."""
+    fits = set(df.loc[df.method.isin(FAMILIES), "fit"].fillna("eval_set")) if "fit" in df \
+        else {"eval_set"}
+    if fits == {"all"}:
+        return ("distboost's models are fitted on all training rows of each split with their "
+                "own early stopping (`--fit all`), as quantile regression forests and "
+                "Treeffuser; CatBoost's and NGBoost's rows come from the race of "
+                "`benchmarks/uci.py`, which holds out 20 % of the rows to stop early on.")
+    return ("distboost's models hold out 20 % of each split's training rows as `eval_set` "
+            "(`--fit eval_set`, the protocol of `benchmarks/uci.py`, and CatBoost's and NGBoost's "
+            "rows); quantile regression forests and Treeffuser fit on all of them.")
 
 
 def _auto_lines(df: pd.DataFrame, crps: pd.DataFrame) -> list[str]:
@@ -227,6 +251,9 @@ def main(argv=None):
     parser.add_argument("--cost", action="store_true")
     parser.add_argument("--methods", default=",".join(FAMILIES),
                         help="distboost models to run: normal, histogram, auto")
+    parser.add_argument("--fit", choices=("all", "eval_set"), default="all",
+                        help="fit distboost on all training rows with its own early stopping "
+                        "(as the peers), or hold out 20 %% of them as eval_set")
     parser.add_argument("--auto-cost", action="store_true",
                         help="fit time of family='auto' over a default fit, 20,000 rows")
     args = parser.parse_args(argv)
@@ -236,7 +263,7 @@ def main(argv=None):
         return auto_cost()
     df = (pd.concat([pd.read_csv(f) for f in args.from_csv.split(",")], ignore_index=True)
           if args.from_csv else race(args.datasets.split(","), args.splits, args.csv,
-                                     args.methods.split(",")))
+                                     args.methods.split(","), args.fit))
     if args.peers:
         df = pd.concat([df] + [pd.read_csv(f) for f in args.peers.split(",")],
                        ignore_index=True)
