@@ -103,10 +103,18 @@ def candidates(y) -> list[str]:
 
 
 def _n_params(name: str, y: np.ndarray, kind: str) -> int:
-    """Number of parameters (ensembles) of family ``name`` built for ``y``."""
+    """Number of free parameters (ensembles) of family ``name`` built for ``y``.
+
+    ``ordinal_logit`` reads ``K = max(y) + 1`` classes from integer labels; the cutpoints
+    of the classes below ``min(y)``, which no row holds, are driven to their bound and carry
+    no information, so they are not counted: a target on the levels 3 .. 8 counts 5
+    cutpoints and the location, not 8 and the location.
+    """
     family = _families.get(name)
     if kind == "scalar" and hasattr(family, "encode_target"):
-        family.encode_target(y)
+        codes = family.encode_target(y)
+        if name == "ordinal_logit":
+            return int(np.max(codes) - np.min(codes)) + 1
     elif kind == "vector" and family.multivariate and family.dim is None:
         family = family.with_dim(y.shape[1])
     return len(family.param_names)

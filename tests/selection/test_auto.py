@@ -12,7 +12,7 @@ import pytest
 from sklearn.base import clone
 
 import distboost as db
-from distboost.selection.auto import candidates, one_se_choice
+from distboost.selection.auto import _n_params, candidates, one_se_choice
 
 
 @pytest.mark.parametrize(("y", "expected"), [
@@ -64,6 +64,22 @@ def test_one_standard_error_rule_prefers_fewer_parameters_and_never_a_degenerate
                                          r"fits degenerate.*e.g. normal: scale"):
         one_se_choice(_table([("normal", 1.0, 0.1, "scale at its floor on 60% of rows"),
                               ("histogram", 0.5, 0.1, "collapsed")]), n_params)
+
+
+def test_ordinal_levels_below_the_lowest_label_are_not_counted_as_parameters():
+    """Wine scores 3 .. 8: ``ordinal_logit`` reads 9 classes from the integer labels, but the
+    cutpoints of the empty classes 0 .. 2 are not free; 5 cutpoints and the location are, one
+    fewer than the histogram's 7 ensembles, so the one-standard-error rule prefers it."""
+    y = np.array([3.0, 4, 5, 5, 6, 6, 7, 8] * 10)
+    family = db.families.get("ordinal_logit")
+    family.encode_target(y)
+    assert len(family.param_names) == 9
+    assert _n_params("ordinal_logit", y, "scalar") == 6
+    assert _n_params("ordinal_logit", y - 3, "scalar") == 6  # the same levels from 0
+    n_params = {f: _n_params(f, y, "scalar") for f in ("ordinal_logit", "histogram")}
+    assert n_params["histogram"] == 7
+    table = _table([("ordinal_logit", 0.326, 0.017, ""), ("histogram", 0.325, 0.017, "")])
+    assert one_se_choice(table, n_params) == "ordinal_logit"
 
 
 @pytest.fixture(scope="module")
