@@ -11,8 +11,9 @@ early stopping, the natural step, every fit timed in this one process, one after
   (the derivatives then run in torch on the GPU);
 - the default LightGBM backend on the CPU, for reference.
 
-Each distboost fit's held-out NLL on 100,000 new rows is printed beside its time (the GPU's
-histogram trees are not bit-equal to the CPU's: the NLLs agree, the trees differ).  A first
+Each distboost fit's held-out NLL on 100,000 new rows (``--held-out``) is printed beside its
+time (the GPU's histogram trees are not bit-equal to the CPU's: the NLLs agree, the trees
+differ).  A first
 small fit on each device warms it up (CUDA context, kernels) and is not timed.
 
 Run: ``python benchmarks/gpu.py [--n 2000000] [--rounds 100] [--families normal,gamma]
@@ -76,8 +77,8 @@ def distboost_fit(X, y, family: str, rounds: int, backend: str, device: str):
     return time.perf_counter() - t0, model
 
 
-def held_out_nll(model, family: str) -> float:
-    X, y = make_data(HELD_OUT, family, seed=1)
+def held_out_nll(model, family: str, n: int = HELD_OUT) -> float:
+    X, y = make_data(n, family, seed=1)
     return float(np.mean(model.predict_dist(X).nll(y)))
 
 
@@ -87,6 +88,8 @@ def main(argv=None) -> dict:
     ap.add_argument("--rounds", type=int, default=100)
     ap.add_argument("--families", default="normal,gamma")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--held-out", type=int, default=HELD_OUT,
+                    help="new rows on which each fit's NLL is measured")
     ap.add_argument("--devices", default="cpu,cuda",
                     help="cpu alone: a dry run on a machine without a GPU; cuda alone: the "
                     "GPU fits and floor only")
@@ -129,7 +132,7 @@ def main(argv=None) -> dict:
             row = {"family": family, "backend": backend, "device": device,
                    "seconds": seconds, "rounds": int(model.n_iter_),
                    "floor_seconds": floor[device] if backend == "xgboost" else None,
-                   "nll": held_out_nll(model, family),
+                   "nll": held_out_nll(model, family, args.held_out),
                    "torch_peak_gpu_gb": torch.cuda.max_memory_allocated() / 1024**3
                    if cuda else None,
                    "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -18,7 +18,8 @@ def test_the_gpu_benchmark_runs_its_cpu_rows(tmp_path, capsys):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     out = module.main(["--n", "3000", "--rounds", "3", "--families", "normal",
-                       "--devices", "cpu", "--json", str(tmp_path / "gpu.json")])
+                       "--devices", "cpu", "--held-out", "2000",
+                       "--json", str(tmp_path / "gpu.json")])
     rows = out["rows"]
     assert [(r["backend"], r["device"]) for r in rows] == [("xgboost", "cpu"),
                                                             ("lightgbm", "cpu")]
