@@ -84,14 +84,18 @@ def test_string_labels_family_choice_and_probabilities():
 def test_binary_uses_bernoulli_unless_told_otherwise():
     X, y = _three_classes(seed=1)
     yb = np.where(y == 0, -1, 7)  # two arbitrary integer labels
-    auto = DistributionalClassifier(n_estimators=80, random_state=0).fit(X, yb)
+    # 80 rounds each, no early stopping: each model's own stopping round would make the
+    # comparison below hinge on where two validation curves happen to turn (a correlation
+    # of 0.79-1.00 over the data seeds 0-39 with it, 0.963-0.99 without).
+    auto = DistributionalClassifier(n_estimators=80, early_stopping=False,
+                                    random_state=0).fit(X, yb)
     assert isinstance(auto.family_, Bernoulli) and list(auto.classes_) == [-1, 7]
-    cat = DistributionalClassifier(family="categorical", n_estimators=80,
+    cat = DistributionalClassifier(family="categorical", n_estimators=80, early_stopping=False,
                                    random_state=0).fit(X, yb)
     assert isinstance(cat.family_, Categorical) and cat.family_.n_classes == 2
     # Both parametrisations learn the same conditional law.
     p_auto, p_cat = auto.predict_proba(X)[:, 1], cat.predict_proba(X)[:, 1]
-    assert np.corrcoef(p_auto, p_cat)[0, 1] > 0.97
+    assert np.corrcoef(p_auto, p_cat)[0, 1] > 0.95
     assert auto.predict_dist(X).probs.shape == (600, 2)
 
 
