@@ -22,6 +22,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 from hypothesis import settings
 from threadpoolctl import threadpool_limits
@@ -45,3 +46,12 @@ def pytest_configure(config):
 # The shared family case table (tests/families/family_cases.py) is imported by name from
 # every test folder.
 sys.path.insert(0, str(Path(__file__).resolve().parent / "families"))
+
+
+@pytest.fixture(scope="session")
+def sr():
+    """``scoringrules``, the independent reference for the ensemble, quantile and Normal
+    scores, imported on first use: its import compiles numba kernels (about 5 s), which a
+    pytest-xdist worker that runs none of its tests (``xdist_group("scoringrules")``) then
+    does not pay at collection."""
+    return pytest.importorskip("scoringrules")

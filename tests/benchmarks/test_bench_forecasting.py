@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import scoringrules as sr
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "forecasting.py"
 
@@ -26,7 +25,8 @@ def bench():
     sys.modules.pop(spec.name, None)
 
 
-def test_quantile_crps_is_scoringrules(bench):
+@pytest.mark.xdist_group("scoringrules")
+def test_quantile_crps_is_scoringrules(bench, sr):
     rng = np.random.default_rng(0)
     q = np.sort(rng.normal(size=(50, 19)), axis=1)
     y = rng.normal(size=50)
@@ -52,7 +52,8 @@ def test_hourly_truth_matches_monte_carlo(bench):
     np.testing.assert_allclose(draws.std(0), sd_t, rtol=0.02)
 
 
-def test_seasonal_naive_follows_its_definition(bench):
+@pytest.mark.xdist_group("scoringrules")
+def test_seasonal_naive_follows_its_definition(bench, sr):
     d = bench.daily_counts(200)
     d.origins = 2
     orig = bench.origin_positions(d)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.stats as st
-import scoringrules as sr
 
 import distboost as db
 from distboost.metrics import multivariate as mv
@@ -33,14 +32,16 @@ ENS = RNG.normal(size=(40, 12, 3)) * [1.0, 2.0, 0.5] + [0.0, 1.0, -1.0]  # (m, n
 OBS = RNG.normal(size=(12, 3))
 
 
+@pytest.mark.xdist_group("scoringrules")
 @pytest.mark.parametrize("estimator", mv.ES_ESTIMATORS)
-def test_energy_score_of_an_ensemble_is_scoringrules(estimator):
+def test_energy_score_of_an_ensemble_is_scoringrules(estimator, sr):
     want = sr.es_ensemble(OBS, np.moveaxis(ENS, 0, 1), estimator=estimator, backend="numpy")
     got = db.metrics.energy_score(ENS, OBS, estimator=estimator)
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=0)
 
 
-def test_energy_score_of_a_predictive_is_scoringrules_on_its_draws():
+@pytest.mark.xdist_group("scoringrules")
+def test_energy_score_of_a_predictive_is_scoringrules_on_its_draws(sr):
     d = mvn(OBS, _cov(0.5, 3))
     draws = d.sample(300, random_state=4)
     for est in ("akr", "fair"):
@@ -70,7 +71,8 @@ def test_blocks_of_rows_change_nothing(monkeypatch):
     assert np.isfinite(a).all()
 
 
-def test_a_point_mass_scores_its_distance_and_an_offset_is_harmless():
+@pytest.mark.xdist_group("scoringrules")
+def test_a_point_mass_scores_its_distance_and_an_offset_is_harmless(sr):
     x = np.broadcast_to(OBS[None] + 1.5, ENS.shape)
     dist_to_y = np.linalg.norm(x[0] - OBS, axis=1)
     for est in mv.ES_ESTIMATORS:
@@ -87,9 +89,10 @@ def test_a_point_mass_scores_its_distance_and_an_offset_is_harmless():
                                atol=1e-5)
 
 
+@pytest.mark.xdist_group("scoringrules")
 @pytest.mark.parametrize("p", [0.5, 1.0, 2.0])
 @pytest.mark.parametrize("estimator", mv.VS_ESTIMATORS)
-def test_variogram_score_of_an_ensemble_is_scoringrules(p, estimator):
+def test_variogram_score_of_an_ensemble_is_scoringrules(p, estimator, sr):
     w = RNG.uniform(0, 1, size=(3, 3))
     w = w + w.T
     fct = np.moveaxis(ENS, 0, 1)
@@ -176,7 +179,8 @@ def test_random_state_reproduces_the_draws():
                                   db.metrics.variogram_score(dd, yy, random_state=3))
 
 
-def test_dirichlet_scores():
+@pytest.mark.xdist_group("scoringrules")
+def test_dirichlet_scores(sr):
     n = 600
     alpha = np.exp(RNG.normal(size=(n, 3)))
     d = dirichlet(alpha)
