@@ -40,7 +40,12 @@ from .base import Family, as_float64_tensor
 from .categorical import FREQ_FLOOR, class_indices
 from .registry import register
 
-__all__ = ["OrdinalLogit"]
+__all__ = ["MAX_CLASSES_FROM_LABELS", "OrdinalLogit"]
+
+#: The most classes the placeholder reads from integer labels (``K = max(y) + 1``, one
+#: boosted ensemble per cutpoint): larger labels (years, identifiers, scores offset by 1e9)
+#: are not class indices, and are refused with the way to name the levels instead.
+MAX_CLASSES_FROM_LABELS = 1000
 
 
 def _log1mexp(x: torch.Tensor) -> torch.Tensor:
@@ -224,6 +229,13 @@ class OrdinalLogit(Family):
                                  f"{values.dtype}.") from err
             ok = np.isfinite(v) & (v >= 0) & (np.floor(v) == v)
             if v.size and ok.all():
+                if v.max() + 1 > MAX_CLASSES_FROM_LABELS:
+                    raise ValueError(
+                        f"Family 'ordinal_logit' reads integer labels as the class indices 0 "
+                        f".. max(y): the largest label, {v.max():.0f}, would make "
+                        f"{v.max() + 1:.0f} classes (at most {MAX_CLASSES_FROM_LABELS}). Pass "
+                        "the ordered levels as OrdinalLogit(categories=[...]) or y as an "
+                        "ordered pd.Categorical.")
                 self._set_classes(max(int(v.max()) + 1, 2))
             return v
         return y

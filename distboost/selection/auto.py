@@ -49,7 +49,10 @@ COMPARE_RATE = 0.2
 #: Patience of the comparison's early stopping, in rounds (at most the estimator's).
 PATIENCE = 5
 #: An integer target with at most this many distinct values (and at least 3) is also tried
-#: as ordered levels (``ordinal_logit``).
+#: as ordered levels (``ordinal_logit``), when its labels are at least 0 and below
+#: ``2 * MAX_LEVELS``: the family reads ``max(y) + 1`` classes from integer labels, so the
+#: empty classes below the lowest label are at most ``MAX_LEVELS`` (wine scores 3 .. 8: 9
+#: classes; a target offset by 1e9 would make a billion).
 MAX_LEVELS = 10
 #: Options of the estimator that the comparison fits share (the tree shape, the data
 #: handling); the family-specific ones (``links``, ``param_options``) cannot apply to every
@@ -74,7 +77,8 @@ def candidates(y) -> list[str]:
         * integers >= 0: ``poisson``, ``negative_binomial`` (and
           ``zero_inflated_negative_binomial`` when 10 % (``ATOM_SHARE``) or more of the rows
           are 0);
-        * integers with 3 to ``MAX_LEVELS`` distinct values: ``ordinal_logit``;
+        * integers from 0 to ``2 * MAX_LEVELS - 1`` with 3 to ``MAX_LEVELS`` distinct
+          values: ``ordinal_logit``;
         * other integers (some negative, many levels): ``normal``;
         * real values: ``normal``, with ``beta`` in (0, 1), ``lognormal`` and
           ``gamma`` above 0, ``zero_adjusted_gamma`` for ``y >= 0`` with 10 % of zeros;
@@ -88,7 +92,7 @@ def candidates(y) -> list[str]:
         if y.min() >= 0:
             names += ["poisson", "negative_binomial"]
             names += ["zero_inflated_negative_binomial"] if zeros and y.max() > 0 else []
-        if 3 <= np.unique(y).size <= MAX_LEVELS:
+        if 3 <= np.unique(y).size <= MAX_LEVELS and 0 <= y.min() and y.max() < 2 * MAX_LEVELS:
             names.append("ordinal_logit")
         names = names or ["normal"]
     else:

@@ -45,6 +45,10 @@ CASES = {
     "ordinal labels outside 0 .. K-1": (
         lambda: R(family=OrdinalLogit(n_classes=3)).fit(X, np.array([0, 1, 2, 3, 1, 0.5])),
         ValueError, r"2 of 6 rows outside the support class indices \{0, 1, 2\}"),
+    "ordinal integer labels too large to be class indices": (
+        lambda: R(family="ordinal_logit").fit(X, np.array([3, 4, 5, 8, 4, 5]) + 1e9),
+        ValueError, r"the largest label, 1000000008, would make 1000000009 classes \(at most "
+        r"1000\)\. Pass the ordered levels as OrdinalLogit\(categories=\[\.\.\.\]\)"),
     "Mixture of a discrete family": (lambda: Mixture("poisson", 2), ValueError,
                                      r"continuous component family; 'poisson' is discrete"),
     "Mixture with fewer than 2 components": (lambda: Mixture("normal", 1), ValueError,

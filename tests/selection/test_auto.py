@@ -27,6 +27,9 @@ from distboost.selection.auto import _n_params, candidates, one_se_choice
     (np.array([3.0, 5, 6, 8, 5, 6]),
      ["poisson", "negative_binomial", "ordinal_logit", "histogram"]),
     (np.arange(-20.0, 20.0), ["normal", "histogram"]),
+    # few levels, but labels the ordinal family cannot read as class indices
+    (np.array([3.0, 5, 6, 8, 5, 6]) + 1e9, ["poisson", "negative_binomial", "histogram"]),
+    (np.array([-1.0, 0, 1, 1, 0]), ["normal", "histogram"]),
 ])
 def test_candidates_are_read_from_the_target(y, expected):
     assert candidates(y) == expected
