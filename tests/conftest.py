@@ -53,5 +53,8 @@ def sr():
     """``scoringrules``, the independent reference for the ensemble, quantile and Normal
     scores, imported on first use: its import compiles numba kernels (about 5 s), which a
     pytest-xdist worker that runs none of its tests (``xdist_group("scoringrules")``) then
-    does not pay at collection."""
-    return pytest.importorskip("scoringrules")
+    does not pay at collection.  A plain import: it is in the ``dev`` extra, and a missing
+    reference must fail its tests, not skip them."""
+    import scoringrules
+
+    return scoringrules
