@@ -204,6 +204,28 @@ class FamilyObjective:
 
         return derivatives
 
+    def dispersion_profile(self):
+        """``profile(raw, data)``: the family's closed-form loss in a shift of the dispersion
+        column (``Family.dispersion_profile``) at the model's raw scores, offset and floor
+        applied as in :meth:`loss`; None when the family has none for its links, the loss
+        is not the plain log score, or the column is not the family's own."""
+        family, floor = self.family, self._floor_t
+        column = self.dispersion_column()
+        if (self.scoring_rule != "nll" or not isinstance(column, int)
+                or type(self).family_raw is not FamilyObjective.family_raw
+                or type(self).loss is not FamilyObjective.loss
+                or column != family.param_names.index(family.dispersion_param)
+                or family.dispersion_profile(torch.zeros_like(self._probe[0]),
+                                             self._probe[1]) is None):
+            return None
+
+        def profile(raw, data):
+            if "offset" in data:
+                raw = raw + data["offset"]
+            return family.dispersion_profile(raw, data["y"], floor)
+
+        return profile
+
     def grad_hess(self, y, raw: np.ndarray, step: str, *, sample_weight=None,
                   curvature_scale=None, seed: int = 0, extra: Mapping | None = None):
         """The pure per-row objective: ``(grad, hess)`` of the step rule at ``raw``.

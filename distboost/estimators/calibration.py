@@ -19,6 +19,8 @@ variance factor tuned on validation data).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
@@ -57,11 +59,18 @@ class DispersionSearch:
         of a Cholesky factor).
     max_shift : float
         Bound of ``|delta|``.
+    profile : callable, optional
+        ``profile(raw: Tensor[n, K], data)``: the loss as a closed-form function of the
+        shift (:meth:`distboost.families.Family.dispersion_profile`, through
+        :meth:`distboost.objective.FamilyObjective.dispersion_profile`), or None where it
+        does not hold.  When given and it holds, the shift is the exact minimiser, from one
+        pass over the rows, and the grid is not evaluated.
     """
 
     def __init__(self, loss, data: dict, weight, k: int,
-                 max_shift: float = MAX_DISPERSION_SHIFT):
+                 max_shift: float = MAX_DISPERSION_SHIFT, profile=None):
         self.loss, self.data, self.k, self.max_shift = loss, data, k, max_shift
+        self.profile = profile
         n = len(next(iter(data.values())))
         w = (np.full(n, 1.0 / max(n, 1)) if weight is None  # a worker may hold 0 rows
              else np.asarray(weight, dtype=np.float64) / np.sum(weight))
@@ -84,6 +93,10 @@ class DispersionSearch:
         """Return ``(delta, value)``: the shift (0.0 when no shift lowers the loss) and the
         loss it gives.  ``raw``: ndarray or Tensor of shape (n, K)."""
         raw = torch.as_tensor(np.asarray(raw, dtype=np.float64))
+        if self.profile is not None:
+            exact = self._exact(raw)
+            if exact is not None:
+                return exact
         g, h, top = len(_SHIFT_GRID), _SHIFT_GRID[1] - _SHIFT_GRID[0], self.max_shift
         center = min(max(float(center), -top), top)
         fine = np.clip(center + _SHIFT_GRID / 4.0, -top, top)
@@ -119,11 +132,39 @@ class DispersionSearch:
         return 0.0, at_zero
 
 
+    def _exact(self, raw: torch.Tensor) -> tuple[float, float] | None:
+        """The closed-form minimiser of ``mean_w [nll + delta + rho (exp(-p delta) - 1) / p]``
+        over ``|delta| <= max_shift``: ``log(mean_w rho) / p``, clipped to the bound (the
+        mean is convex in ``delta``).  None where the profile does not hold, or its
+        minimiser lies where a row's raw scale would reach its floor or bound (the grid
+        search then decides)."""
+        with torch.no_grad():
+            out = self.profile(raw, self.data)
+        if out is None:
+            return None
+        nll, rho, p, (low, high) = out
+        if isinstance(nll, np.ndarray):  # (no BLAS call: its threads cost more than the sum)
+            w = self.w.numpy()
+            at_zero, r = float(np.sum(nll * w)), float(np.sum(rho * w))
+        else:
+            w = self.w.to(nll.device)
+            at_zero, r = float(nll @ w), float(rho @ w)
+        if not (np.isfinite(at_zero) and np.isfinite(r) and r > 0.0):
+            return None
+        delta = min(max(math.log(r) / p, -self.max_shift), self.max_shift)
+        if not low <= delta <= high:
+            return None
+        value = at_zero + delta + r * math.expm1(-p * delta) / p
+        return (delta, value) if value < at_zero else (0.0, at_zero)
+
+
 def best_dispersion_shift(loss, raw, data: dict, weight, k: int, center: float = 0.0,
-                          max_shift: float = MAX_DISPERSION_SHIFT) -> tuple[float, float]:
+                          max_shift: float = MAX_DISPERSION_SHIFT,
+                          profile=None) -> tuple[float, float]:
     """One :class:`DispersionSearch`: the shift of raw column ``k`` (of ``raw``, shape
-    (n, K)) minimising the weighted mean ``loss``, and that loss."""
-    return DispersionSearch(loss, data, weight, k, max_shift)(raw, center)
+    (n, K)) minimising the weighted mean ``loss``, and that loss (``profile``: its closed
+    form, see :class:`DispersionSearch`)."""
+    return DispersionSearch(loss, data, weight, k, max_shift, profile)(raw, center)
 
 
 def apply_shift(raw: np.ndarray, column: int | list[int] | None, shift: float) -> np.ndarray:

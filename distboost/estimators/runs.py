@@ -298,7 +298,8 @@ class FitRuns:
         if X_val is not None:
             column = objective.dispersion_column()
             if self.calibrate and column is not None:
-                search = DispersionSearch(objective.loss, data_val, w_val, column)
+                search = DispersionSearch(objective.loss, data_val, w_val, column,
+                                          profile=objective.dispersion_profile())
                 last = {"shift": 0.0}
 
                 def valid_score(raw, data, weight):
@@ -391,7 +392,8 @@ class FitRuns:
             return 0.0
         raw = run.ensemble.predict_raw(self._tree_X(X_val, context)) + run.offset(X_val)
         data = run.objective.data(X_val, y_val)
-        return best_dispersion_shift(run.objective.loss, raw, data, w_val, column)[0]
+        return best_dispersion_shift(run.objective.loss, raw, data, w_val, column,
+                                     profile=run.objective.dispersion_profile())[0]
 
     def _fit_cross_validated(self, family, X, y, sample_weight, context, seed,
                              location: dict | None = None) -> Run:
@@ -474,7 +476,8 @@ class FitRuns:
         if shift:
             data = {"y": torch.as_tensor(np.require(y, requirements="W"))}
             final.shift, _ = best_dispersion_shift(final.objective.loss, oof, data,
-                                                   sample_weight, column)
+                                                   sample_weight, column,
+                                                   profile=final.objective.dispersion_profile())
         final.members = runs
         return final
 

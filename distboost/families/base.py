@@ -329,6 +329,34 @@ class Family:
         )
         return raw_information(fisher, d)
 
+    def dispersion_profile(self, raw: torch.Tensor, y: torch.Tensor,
+                           floor: torch.Tensor | None = None):
+        """The per-row NLL as a closed-form function of a constant shift of the dispersion
+        parameter's raw score, or None (the default: no closed form).
+
+        For a scale family with a log link the NLL of row ``i`` after adding ``delta`` to the
+        raw scale is ``nll_i + delta + rho_i (exp(-p delta) - 1) / p`` (the Normal: ``rho``
+        the squared standardised residual, ``p = 2``), so the weighted mean over the rows is
+        minimised exactly at ``delta = log(mean_w rho) / p``.  The dispersion calibration
+        (:class:`distboost.estimators.calibration.DispersionSearch`) uses it in place of its
+        grid search, which evaluates the loss at ten shifts every boosting round.
+
+        Parameters
+        ----------
+        raw : Tensor of shape (n, K), float64
+        y : Tensor of shape (n,)
+        floor : Tensor of shape (K,), optional
+            Lower bounds of the raw scores, as in :meth:`raw_derivatives`.
+
+        Returns
+        -------
+        (nll Tensor[n], rho Tensor[n], p float, (low, high) floats) or None
+            ``low <= 0 <= high`` bound the shifts for which the formula holds (no row's raw
+            scale reaches its floor or the link's bound).  None where it does not hold at
+            ``delta = 0`` or the family has no closed form.
+        """
+        return None
+
     def raw_derivatives(self, raw: torch.Tensor, y: torch.Tensor,
                         floor: torch.Tensor | None = None):
         """Closed-form per-row NLL, its gradient and the Fisher information on the raw scale.

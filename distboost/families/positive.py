@@ -22,6 +22,7 @@ from ._stats import scipy_elementwise, weighted_mean_var, weighted_quantile
 from ._torch_extra import InverseGaussian as _IG
 from ._torch_extra import LogLogistic as _LL
 from .base import Family, info_matrix, refuse_all_zero
+from .continuous import normal_scale_profile
 from .registry import register
 from .support import NONNEGATIVE, POSITIVE
 
@@ -61,6 +62,12 @@ class LogNormal(Family):
         """Diagonal ``(1 / scale^2, 2 / scale^2)``, as for the normal law of ``log y``."""
         inv_var = params["scale"].pow(-2)
         return torch.stack([inv_var, 2.0 * inv_var], dim=-1)
+
+    def dispersion_profile(self, raw, y, floor=None):
+        """With the default links: the Normal's profile for ``log y`` (``rho = z^2``,
+        ``p = 2``), the NLL adding ``log y`` (see :meth:`Family.dispersion_profile`)."""
+        log_y = torch.log(y)
+        return normal_scale_profile(self, raw, log_y, floor, extra=log_y)
 
     def log_cdf(self, params, y):
         return torch.special.log_ndtr((torch.log(y) - params["loc"]) / params["scale"])

@@ -142,8 +142,15 @@ def test_full_and_diagonal_fisher_give_the_same_natural_pair():
         np.testing.assert_allclose(x, y, rtol=1e-12)
 
 
+@pytest.mark.parametrize("path", ["numpy", "torch"])
 @pytest.mark.parametrize("seed", range(5))
-def test_normal_raw_derivatives_equal_autograd_and_the_closed_form_fisher(seed):
+def test_normal_raw_derivatives_equal_autograd_and_the_closed_form_fisher(seed, path,
+                                                                          monkeypatch):
+    """Both paths of the closed form: numpy up to ``NUMPY_ROWS`` rows, torch above."""
+    from distboost.families import continuous
+
+    if path == "torch":
+        monkeypatch.setattr(continuous, "NUMPY_ROWS", 0)
     fam = db.families.get("normal")
     rng = np.random.default_rng(seed)
     n = 200

@@ -94,3 +94,93 @@ def test_calibration_of_a_censored_family_is_optimal_on_its_eval_set():
     raw = model.predict_raw(X[450:])  # trees, start, shift and floor
     delta, _ = best_dispersion_shift(loss, raw, {"y": torch.as_tensor(y[450:])}, None, k)
     assert abs(delta) < 2e-3
+
+
+@pytest.mark.parametrize("family, weighted, offset", [
+    ("normal", False, False), ("normal", True, True), ("lognormal", True, False),
+])
+def test_the_closed_form_shift_is_the_exact_minimiser_of_the_loss(family, weighted, offset):
+    """The Normal's and log-normal's profile in the shift (``Family.dispersion_profile``):
+    the value it gives is the mean loss at that shift, the shift is the bounded minimiser
+    found by scipy, and the grid search agrees to its resolution."""
+    from scipy.optimize import minimize_scalar
+
+    from distboost.estimators.calibration import DispersionSearch
+    from distboost.objective import FamilyObjective
+
+    rng = np.random.default_rng(3)
+    n = 300
+    fam = db.families.get(family)
+    raw = np.column_stack([rng.normal(size=n), rng.normal(-0.4, 0.3, size=n)])
+    y = fam.sample(fam.params_from_raw(torch.as_tensor(raw + [0.0, 0.3])), 1, 0)[0].numpy()
+    w = rng.uniform(0.2, 2.0, size=n) if weighted else None
+    objective = FamilyObjective(fam, y, w)
+    data = objective.data(None, y)
+    if offset:  # a linear start's offset: the family sees raw + offset
+        data["offset"] = torch.as_tensor(rng.normal(scale=0.1, size=(n, 2)))
+    profile = objective.dispersion_profile()
+    assert profile is not None
+    exact = DispersionSearch(objective.loss, data, w, 1, profile=profile)
+    grid = DispersionSearch(objective.loss, data, w, 1)
+
+    def mean_loss(d):
+        with torch.no_grad():
+            per_row = objective.loss(torch.as_tensor(raw + [0.0, d]), data).numpy()
+        return float(np.average(per_row, weights=w))
+
+    delta, value = exact(raw)
+    assert value == pytest.approx(mean_loss(delta), rel=1e-12)
+    ref = minimize_scalar(mean_loss, bounds=(-3, 3), method="bounded",
+                          options={"xatol": 1e-9})
+    assert delta == pytest.approx(ref.x, abs=1e-6)
+    assert value <= ref.fun + 1e-12
+    assert delta == pytest.approx(grid(raw)[0], abs=1e-3)
+    assert abs(delta) > 0.1  # a real correction
+
+
+def test_the_closed_form_shift_leaves_rows_at_a_floor_to_the_grid_search():
+    """A raw scale at its floor (or a shift that would take one there) breaks the closed form:
+    the profile is None, or its minimiser out of range, and the grid search decides."""
+    from distboost.estimators.calibration import DispersionSearch
+    from distboost.families.continuous import normal_scale_profile
+
+    rng = np.random.default_rng(4)
+    fam = db.families.get("normal")
+    y = torch.as_tensor(rng.normal(size=50))
+    raw = torch.zeros(50, 2, dtype=torch.float64)
+    floor = torch.tensor([-np.inf, 0.0])
+    assert normal_scale_profile(fam, raw, y, floor) is None  # at the floor
+    assert normal_scale_profile(fam, raw, y, torch.tensor([0.0, -5.0])) is None  # loc floor
+    low, high = normal_scale_profile(fam, raw, y, torch.tensor([-np.inf, -0.5]))[3]
+    assert low == pytest.approx(-0.5) and high > 10
+
+    def loss(r, data):
+        floored = torch.maximum(r, torch.tensor([-np.inf, -0.5], dtype=r.dtype))
+        return fam.nll(floored, data["y"])
+
+    def profile(r, data):
+        return normal_scale_profile(fam, r, data["y"], torch.tensor([-np.inf, -0.5]))
+
+    # y spread 0.01: the best shift (about -4.6) is below the floor's reach (-0.5)
+    small = {"y": y * 0.01}
+    with_profile = DispersionSearch(loss, small, None, 1, profile=profile)(raw.numpy())
+    grid = DispersionSearch(loss, small, None, 1)(raw.numpy())
+    assert with_profile == grid
+    assert with_profile[0] <= -0.5
+
+
+def test_only_the_plain_log_score_of_a_profiled_family_uses_the_closed_form():
+    from distboost.objective import FamilyObjective
+
+    y = np.random.default_rng(5).gamma(2.0, size=100)
+    assert FamilyObjective(db.families.get("normal"), y).dispersion_profile() is not None
+    assert FamilyObjective(db.families.get("lognormal"), y).dispersion_profile() is not None
+    assert FamilyObjective(db.families.get("normal"), y,
+                           scoring_rule="crps").dispersion_profile() is None
+    assert FamilyObjective(db.families.get("gamma"), y).dispersion_profile() is None
+    assert FamilyObjective(db.families.get("laplace"), y).dispersion_profile() is None
+    bounds = db.censored.right(y, np.ones(100, dtype=bool))
+    censored = FamilyObjective(db.families.get("censored_lognormal"), bounds)
+    assert censored.dispersion_profile() is None
+    softplus = db.families.get("normal", links={"scale": "softplus"})
+    assert FamilyObjective(softplus, y).dispersion_profile() is None
