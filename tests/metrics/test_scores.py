@@ -93,7 +93,9 @@ def _discrete_truth(name, n=20_000, seed=0):
 @pytest.mark.parametrize("name", ["poisson", "negative_binomial", "bernoulli"])
 def test_calibration_error_of_the_true_discrete_model_is_small(name):
     # The ordered discrete families (categorical has no cdf: its classes are unordered).
-    d, y = _discrete_truth(name)
+    # 5,000 rows: the true model's error 0.001-0.008 over seeds 0-2, the biased definition
+    # 0.09-0.36, the wrong models' 0.08-0.38.
+    d, y = _discrete_truth(name, n=5_000)
     assert metrics.calibration_error(d, y) < 0.02
     # y <= quantile, the old definition, is biased for counts: far above 0.02 here.
     levels = np.arange(0.05, 0.951, 0.05)
@@ -115,8 +117,9 @@ def test_pit_cdf_is_the_non_randomised_pit_of_czado_et_al():
     lower, upper = f(y - 1, [1, 1, 2]), f(y, [1, 1, 2])
     want = np.clip((u[None, :] - lower[:, None]) / (upper - lower)[:, None], 0, 1).mean(axis=0)
     np.testing.assert_allclose(metrics.pit_cdf(d, y, u), want, rtol=1e-12)
-    # It is the expectation of the randomised PIT: the mean over many draws approaches it.
-    draws = np.stack([metrics.pit(d, y, random_state=s) for s in range(4000)])
+    # It is the expectation of the randomised PIT: the mean over many draws approaches it
+    # (1,000 seeded draws: 0.010 off at most, one standard error 0.009).
+    draws = np.stack([metrics.pit(d, y, random_state=s) for s in range(1000)])
     np.testing.assert_allclose((draws[:, :, None] <= u).mean(axis=(0, 1)), want, atol=0.02)
     # A continuous family: the share of y at or below its predicted u-quantile.
     n = _normal(np.zeros(4), 1.0)
