@@ -46,6 +46,9 @@ __all__ = ["FitRuns", "Run", "class_strata", "AUTO_COMPARE_ROWS"]
 #: and keeps the better on the validation rows (above, the start is used directly).
 AUTO_COMPARE_ROWS = 10_000
 
+#: ``_fit_cross_validated``'s default: choose the start (linear or constant) on the folds.
+_CHOOSE = object()
+
 
 @dataclass
 class Run:
@@ -73,6 +76,9 @@ class Run:
     #: A refit on all rows after a held-out split: the split's ``(rounds run, rounds kept,
     #: stopped_reason)``.
     held_out: tuple[int, int, str] | None = None
+    #: A cross-validated fit's choice of start: the linear start's penalty, or None for
+    #: the constant (reused by the fine-leaved run on the same folds).
+    penalty: float | None = None
 
     def offset(self, X) -> np.ndarray | float:
         """The starts' per-row part of the raw scores on the rows X: (n, K) or 0.0."""
@@ -203,7 +209,8 @@ class FitRuns:
         if options is None:
             return run
         fine = {**context, "_tree_options_": options[0]}
-        other = self._fit_cross_validated(family, X, y, sample_weight, fine, seed, location)
+        other = self._fit_cross_validated(family, X, y, sample_weight, fine, seed, location,
+                                          penalty=run.penalty)
         fine_loss, auto_loss = np.nanmin(other.cv_curve), np.nanmin(run.cv_curve)
         if fine_loss <= auto_loss if options[1] else fine_loss < auto_loss:
             context["_tree_options_"] = fine["_tree_options_"]
@@ -396,7 +403,7 @@ class FitRuns:
                                      profile=run.objective.dispersion_profile())[0]
 
     def _fit_cross_validated(self, family, X, y, sample_weight, context, seed,
-                             location: dict | None = None) -> Run:
+                             location: dict | None = None, penalty=_CHOOSE) -> Run:
         """Rounds chosen by K-fold cross-validation, then a refit on all rows.
 
         First the start: the penalised linear model when ``linear_start`` and
@@ -407,15 +414,18 @@ class FitRuns:
         at that round, correcting the optimism of trees judged on their own rows.  A
         location start (``location``) asked for explicitly takes the place of the linear
         start; under "auto" it applies only when the linear start is not chosen.  Its point
-        model's rounds are chosen on the folds' mean validation curve.
+        model's rounds are chosen on the folds' mean validation curve.  ``penalty``, when
+        given, is a choice of start already made on the same rows and folds (the
+        fine-leaved run of :meth:`_fine_leaves`; None: the constant).
         """
         n = len(y)
         w = np.ones(n) if sample_weight is None else sample_weight
         folds = cv_folds(n, seed, class_strata(family, y, 1.0 / CV_FOLDS))
-        penalty = None
+        choose = penalty is _CHOOSE
+        penalty = None if choose else penalty
         # A linear slope could break a monotone constraint or use a parameter's excluded
         # columns: the "auto" start is the constant then (True is refused in fit).
-        if (self.linear_start and not context["_tree_options_"].restricted
+        if (choose and self.linear_start and not context["_tree_options_"].restricted
                 and (location is None or location["auto"])):
             def make_loss(y_rows):
                 objective = self._make_objective(family, None, y_rows, None, warn=False,
@@ -449,6 +459,7 @@ class FitRuns:
         final = self._fit_rows(family, X, y, sample_weight, context=context, seed=seed,
                                n_estimators=max(best, 1), penalty=penalty,
                                output_rounds=output_rounds, location=location)
+        final.penalty = penalty
         if output_rounds is None:
             final.ensemble.best_iteration_ = min(best, final.ensemble.n_iter_)
         final.cv_curve = np.average(padded_curves([r.valid_curve for r in runs]), axis=0,
