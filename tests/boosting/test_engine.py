@@ -21,21 +21,35 @@ from sklearn.tree import DecisionTreeRegressor
 
 from distboost.boosting import fit_boosting
 
+# The plain gradient step is slow (its step size is not scale-aware): 200 rounds, the others
+# 100.  The scikit-learn backend fits each round's trees to the rule's ``(grad, hess)``, some
+# 5 ms a round against LightGBM's 1: sklearn-natural covers its unit-curvature path (hess = 1,
+# as for the gradient rule), sklearn-newton and sklearn-fisher its weighted one, and
+# sklearn-gradient (200 rounds) runs in the slow tier; every rule runs on LightGBM.
+SINE_CASES = [pytest.param(backend, step, lr, rounds, id=f"{backend}-{step}-{lr}",
+                           marks=[pytest.mark.slow] if (backend, step) == ("sklearn", "gradient")
+                           else [])
+              for backend in ("lightgbm", "sklearn")
+              for step, lr, rounds in [("gradient", 0.003, 200), ("newton", 0.1, 100),
+                                       ("fisher", 0.1, 100), ("natural", 0.1, 100)]]
 
-@pytest.mark.parametrize("step, lr", [("gradient", 0.003), ("newton", 0.1), ("fisher", 0.1),
-                                      ("natural", 0.1)])
-@pytest.mark.parametrize("backend", ["lightgbm", "sklearn"])
-def test_every_step_rule_and_backend_fits_the_heteroscedastic_sine(step, lr, backend):
+
+@pytest.mark.parametrize("backend, step, lr, rounds", SINE_CASES)
+def test_every_step_rule_and_backend_fits_the_heteroscedastic_sine(backend, step, lr, rounds):
     X, y = sine(1000, 0)
     X_te, y_te = sine(3000, 1)
     base = None
     if backend == "sklearn":
         base = DecisionTreeRegressor(max_depth=3, min_samples_leaf=20)
-    fe = fit(X, y, step=step, learning_rate=lr, base_learner=base, num_leaves=8)
+    fe = fit(X, y, step=step, learning_rate=lr, base_learner=base, num_leaves=8,
+             n_estimators=rounds)
     train = fe.evals_result_["train"]["loss"]
-    assert train[-1] < train[0] - 0.5  # the training loss decreases
-    # The plain gradient step is slow (its step size is not scale-aware): a smaller gain.
-    gain = 0.3 if step == "gradient" else 0.7
+    # The training loss decreases and the held-out loss beats the marginal Normal's.  On data
+    # seeds 0, 2, 4 and 6 (test rows: seed + 1), both backends: the gradient step's drop is
+    # 0.49-0.51 and its gain 0.47-0.49 (bounds: 0.3), the other rules' drop 1.33-1.43 and
+    # gain 1.07-1.18 (bounds: 0.5 and 0.7).
+    drop, gain = (0.3, 0.3) if step == "gradient" else (0.5, 0.7)
+    assert train[-1] < train[0] - drop
     assert heldout_nll(fe, X_te, y_te) < marginal_nll(y, y_te) - gain
 
 

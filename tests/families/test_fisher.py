@@ -61,7 +61,9 @@ def test_fisher_information_matches_monte_carlo(name):
         exact = _expected_negative_hessian(family, raw, m=200_000, seed=2)
     if exact.dim() == 2:
         exact = torch.diag_embed(exact)
-    mc = fisher_monte_carlo(family, raw, m=400_000, seed=1)
+    # 200,000 draws: the largest error is 0.32 of the tolerance over the fast families and
+    # seeds 1-10 (0.21 with 400,000 draws, 0.62 with 100,000).
+    mc = fisher_monte_carlo(family, raw, m=200_000, seed=1)
     np.testing.assert_allclose(mc[0].numpy(), exact[0].numpy(), rtol=0.03,
                                atol=0.03 * exact[0].abs().max().item())
 
@@ -125,6 +127,14 @@ TRUNCATED = {
 }
 
 
+#: Draws of the Monte Carlo reference: the truncated gamma's and Student's t's are drawn by
+#: inverting their cdfs numerically (some 10 x the cost of the others' draws), and their gap
+#: to the quadrature is the smallest (at most 0.009 and 0.014 with 100,000 draws on seeds
+#: 1-8, against 0.023 and 0.016 for the Normal and the logistic with 200,000).
+TRUNCATED_DRAWS = {"normal-low": 200_000, "gamma-both": 100_000, "studentt-high": 100_000,
+                   "logistic-softplus": 200_000}
+
+
 def _truncated_raw(fam, n, seed):
     rng = np.random.default_rng(seed)
     start = {"normal": [0.3, 0.0], "gamma": [0.7, 0.2], "studentt": [1.5, 0.0, -0.2],
@@ -140,8 +150,8 @@ def test_truncated_families_information_matches_monte_carlo(case_id):
     assert (closed is not None) == (fam.inner.name == "normal")
     raw = _truncated_raw(fam, 3, seed=1)
     quad = make_fisher_fn(fam)(raw, {})
-    mc = fisher_monte_carlo(fam, raw, m=200_000, seed=3)
-    # Monte Carlo error of 200,000 draws: about 1% of the largest diagonal entry.
+    mc = fisher_monte_carlo(fam, raw, m=TRUNCATED_DRAWS[case_id], seed=3)
+    # Monte Carlo error: about 1% of the largest diagonal entry.
     assert _relative_gap(quad, mc) < 0.04
     np.testing.assert_allclose(quad, quad.transpose(1, 2), atol=1e-12)
     assert (torch.linalg.eigvalsh(quad) > -1e-10).all()
