@@ -4,7 +4,9 @@ The ``distboost ...`` lines of README.md and docs/*.md (```bash blocks and inlin
 parsed, and one line of each distinct (command, flags) combination is run in-process with
 ``main([...])`` on tiny CSV files named as in the docs. For speed the fits are cut to 2 rounds
 without early stopping and ``compare_families`` is replaced by a recorder returning a fixed
-table (its own tests cross-validate; the flags' values reaching it are checked here).
+table (its own tests cross-validate; the flags' values reaching it are checked here), that of
+``fit --family auto`` by a table ranking the candidates it asks for in order (the choice from
+a real comparison: tests/selection/test_auto.py).
 ``distboost demo`` is parsed here and run in the slow tier (tests/test_cli.py).
 """
 
@@ -21,6 +23,7 @@ import pytest
 
 import distboost.estimators
 import distboost.selection
+import distboost.selection.auto
 from distboost.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,9 +107,18 @@ def workdir(tmp_path, monkeypatch):
         table.attrs.update(ranked_by="nll_mean", excluded=[], best="normal")
         return table
 
+    def ranked_candidates(X, y, families, **kwargs):  # family="auto"'s comparison
+        n = len(families)
+        table = pd.DataFrame({"family": families, "kind": ["density"] * n,
+                              "crps_mean": np.linspace(1.0, 2.0, n), "crps_std": [0.01] * n,
+                              "degenerate": [""] * n, "skipped": [""] * n})
+        table.attrs.update(ranked_by="crps_mean", note="", excluded={}, best=families[0])
+        return table
+
     CALLS.clear()
     monkeypatch.setattr(distboost.estimators, "DistributionalRegressor", quick_model)
     monkeypatch.setattr(distboost.selection, "compare_families", recorded_compare)
+    monkeypatch.setattr(distboost.selection.auto, "compare_families", ranked_candidates)
     return tmp_path
 
 

