@@ -331,15 +331,10 @@ class Family:
 
     def dispersion_profile(self, raw: torch.Tensor, y: torch.Tensor,
                            floor: torch.Tensor | None = None):
-        """The per-row NLL as a closed-form function of a constant shift of the dispersion
-        parameter's raw score, or None (the default: no closed form).
-
-        For a scale family with a log link the NLL of row ``i`` after adding ``delta`` to the
-        raw scale is ``nll_i + delta + rho_i (exp(-p delta) - 1) / p`` (the Normal: ``rho``
-        the squared standardised residual, ``p = 2``), so the weighted mean over the rows is
-        minimised exactly at ``delta = log(mean_w rho) / p``.  The dispersion calibration
-        (:class:`distboost.estimators.calibration.DispersionSearch`) uses it in place of its
-        grid search, which evaluates the loss at ten shifts every boosting round.
+        """The NLL in a constant shift ``delta`` of the dispersion's raw score, in closed
+        form: ``nll_i + delta + rho_i (exp(-p delta) - 1) / p`` (a scale family with a log
+        link; the Normal: ``rho = z^2``, ``p = 2``), minimised at ``log(mean_w rho) / p``.
+        The calibration's ``DispersionSearch`` takes it in place of ten shifts a round.
 
         Parameters
         ----------
@@ -350,10 +345,9 @@ class Family:
 
         Returns
         -------
-        (nll Tensor[n], rho Tensor[n], p float, (low, high) floats) or None
-            ``low <= 0 <= high`` bound the shifts for which the formula holds (no row's raw
-            scale reaches its floor or the link's bound).  None where it does not hold at
-            ``delta = 0`` or the family has no closed form.
+        (nll array[n], rho array[n], p float, (low, high) floats) or None
+            ``low <= 0 <= high`` bound the shifts for which it holds (no row's raw scale at
+            its floor or the link's bound).  None (the default) without a closed form.
         """
         return None
 
