@@ -79,16 +79,12 @@ class Normal(Family):
         on ``loc`` take the general chain rule (:meth:`Family.raw_derivatives`).  Arrays come
         back as column-major (n, 2) views of (2, n) tensors: the engine's layout for
         LightGBM."""
-        if self.links["loc"].name != "identity" or self.links["scale"].name != "exp":
+        lo = _scale_low(self, floor)
+        if lo is None:
             return super().raw_derivatives(raw, y, floor)
         # Runs every round on every row: few passes, in place, and only three allocations,
         # made by numpy (torch's own large allocations are retained by the C allocator
         # across rounds, numpy's are reused).
-        lo = -RAW_BOUND
-        if floor is not None:
-            if float(floor[0]) > -math.inf:
-                return super().raw_derivatives(raw, y, floor)
-            lo = max(lo, float(floor[1]))
         n = raw.shape[0]
         if n <= NUMPY_ROWS and raw.device.type == "cpu":
             return _normal_derivatives_numpy(raw.detach().numpy(), y.detach().numpy(), lo)
@@ -128,6 +124,18 @@ class Normal(Family):
         return torch.special.log_ndtr((params["loc"] - y) / params["scale"])
 
 
+def _scale_low(family, floor) -> float | None:
+    """The lowest raw scale of the Normal closed forms (the link's bound, or the floor's when
+    higher); None for links other than identity and exp, or a floor on ``loc``."""
+    if family.links["loc"].name != "identity" or family.links["scale"].name != "exp":
+        return None
+    if floor is None:
+        return -RAW_BOUND
+    if float(floor[0]) > -math.inf:
+        return None
+    return max(-RAW_BOUND, float(floor[1]))
+
+
 def _normal_derivatives_numpy(raw: np.ndarray, y: np.ndarray, lo: float):
     """:meth:`Normal.raw_derivatives` in numpy, the same passes in the same order: on a few
     thousand rows torch's fixed cost per operation is most of the round."""
@@ -154,13 +162,9 @@ def normal_scale_profile(family, raw, u, floor=None, extra=None):
     """:meth:`Family.dispersion_profile` of a Normal law of ``u`` (``y``, or ``log y`` for the
     log-normal, whose NLL adds ``extra = log y``) with the links identity and exp; None for
     other links, a floor on ``loc``, or a raw scale already at its floor or bound."""
-    if family.links["loc"].name != "identity" or family.links["scale"].name != "exp":
+    lo = _scale_low(family, floor)
+    if lo is None:
         return None
-    lo = -RAW_BOUND
-    if floor is not None:
-        if float(floor[0]) > -math.inf:
-            return None
-        lo = max(lo, float(floor[1]))
     if raw.device.type == "cpu":  # numpy: a few microseconds a pass on small validation sets
         raw, u = raw.detach().numpy(), u.detach().numpy()
         extra = None if extra is None else extra.detach().numpy()
