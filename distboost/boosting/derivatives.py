@@ -48,7 +48,6 @@ together, so :func:`step_derivatives` has no such option; :class:`StepComputer` 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
@@ -131,41 +130,62 @@ def _natural(g: torch.Tensor, fisher: torch.Tensor) -> torch.Tensor:
     # Levenberg-Marquardt damping F + lambda diag(F): bounds the condition number by about
     # 1 / lambda (a Monte Carlo Fisher of nearly redundant parameters is close to singular)
     # and leaves a diagonal Fisher's step unchanged up to 1 / (1 + lambda).
-    if fisher.shape[1] == 2:
-        return _solve_2x2(fisher, g)
+    if fisher.shape[1] in (2, 3):
+        return _solve_small(fisher, g)
+    return _solve_lu(fisher, g)
+
+
+def _solve_lu(fisher: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+    """``(F + lambda diag F)^{-1} g`` by ``torch.linalg.solve`` (batched LU)."""
     diag = torch.diagonal(fisher, dim1=1, dim2=2).clamp_min(1e-300)
     damped = fisher + torch.diag_embed(NATURAL_RIDGE * diag)
     return torch.linalg.solve(damped, g[..., None])[..., 0]
 
 
-def _solve_2x2(fisher: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
-    """``(F + lambda diag F)^{-1} g`` row by row for ``F`` of shape (n, 2, 2) by the explicit
-    inverse of the damped matrix: a few elementwise passes over the four entries instead of a
-    batched LU factorisation (the entries are contiguous vectors when ``F`` comes from
-    :func:`distboost.families.base.info_matrix`).  Rows whose determinant is not positive or
-    whose answer is not finite take ``torch.linalg.solve``'s.
+def _solve_small(fisher: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+    """``(F + lambda diag F)^{-1} g`` row by row for ``F`` of shape (n, K, K), ``K`` 2 or
+    3, by the adjugate of the damped matrix (Cramer's rule): elementwise passes over the
+    ``K * K`` entries instead of a batched LU factorisation, which costs more than the
+    arithmetic on the CPU and a kernel launch per small matrix group on a GPU (the entries
+    are contiguous vectors when ``F`` comes from
+    :func:`distboost.families.base.info_matrix`).  Rows whose determinant is not positive
+    or a diagonal entry is not positive, or whose answer is not finite, take
+    ``torch.linalg.solve``'s.
 
     Returns
     -------
-    Tensor of shape (n, 2): the (n, 2) view of a contiguous (2, n) tensor.
+    Tensor of shape (n, K): the (n, K) view of a contiguous (K, n) tensor.
     """
-    a00 = fisher[:, 0, 0].clamp_min(1e-300) * (1.0 + NATURAL_RIDGE)
-    a11 = fisher[:, 1, 1].clamp_min(1e-300) * (1.0 + NATURAL_RIDGE)
-    a01, a10 = fisher[:, 0, 1], fisher[:, 1, 0]
-    det = a00 * a11 - a01 * a10
-    g0, g1 = g[:, 0], g[:, 1]
-    out = torch.empty((2, g.shape[0]), dtype=g.dtype, device=g.device)
-    torch.sub(a11 * g0, a01 * g1, out=out[0]).div_(det)
-    torch.sub(a00 * g1, a10 * g0, out=out[1]).div_(det)
+    k = fisher.shape[1]
+    a = [[fisher[:, i, j] for j in range(k)] for i in range(k)]
+    positive = a[0][0] > 0
+    for i in range(k):
+        positive &= a[i][i] > 0
+        a[i][i] = a[i][i].clamp_min(1e-300) * (1.0 + NATURAL_RIDGE)
+    gs = [g[:, i] for i in range(k)]
+    if k == 2:
+        adj = [[a[1][1], -a[0][1]], [-a[1][0], a[0][0]]]
+    else:  # adj[i][j] = cofactor (j, i)
+        def minor(r0, r1, c0, c1):
+            return a[r0][c0] * a[r1][c1] - a[r0][c1] * a[r1][c0]
+        adj = [[minor(1, 2, 1, 2), -minor(0, 2, 1, 2), minor(0, 1, 1, 2)],
+               [-minor(1, 2, 0, 2), minor(0, 2, 0, 2), -minor(0, 1, 0, 2)],
+               [minor(1, 2, 0, 1), -minor(0, 2, 0, 1), minor(0, 1, 0, 1)]]
+    det = sum(a[0][j] * adj[j][0] for j in range(k))
+    out = torch.empty((k, g.shape[0]), dtype=g.dtype, device=g.device)
+    for i in range(k):
+        torch.mul(adj[i][0], gs[0], out=out[i])
+        for j in range(1, k):
+            out[i].add_(adj[i][j] * gs[j])
+        out[i].div_(det)
     out = out.T
-    if bool((det > 0).all()) and math.isfinite(float(out.sum())):
+    positive &= det > 0
+    if bool(positive.all() & torch.isfinite(out.sum())):  # one host sync on a GPU
         return out
-    bad = ~(det > 0) | ~torch.isfinite(out).all(dim=1)
+    bad = ~positive | ~torch.isfinite(out).all(dim=1)
     if bool(bad.any()):
         idx = torch.nonzero(bad)[:, 0]
-        diag = torch.diagonal(fisher[idx], dim1=1, dim2=2).clamp_min(1e-300)
-        damped = fisher[idx] + torch.diag_embed(NATURAL_RIDGE * diag)
-        out[idx] = torch.linalg.solve(damped, g[idx][..., None])[..., 0]
+        out[idx] = _solve_lu(fisher[idx], g[idx])
     return out
 
 
