@@ -17,7 +17,7 @@ differ).  A first
 small fit on each device warms it up (CUDA context, kernels) and is not timed.
 
 Run: ``python benchmarks/gpu.py [--n 2000000] [--rounds 100] [--families normal,gamma]
-[--json out.json]`` on a machine with a CUDA GPU, torch with CUDA, XGBoost with CUDA and
+[--json out.json] [--trace]`` on a machine with a CUDA GPU, torch with CUDA, XGBoost with CUDA and
 CuPy.
 """
 
@@ -64,17 +64,76 @@ def xgboost_floor(X, y, k: int, rounds: int, device: str) -> float:
     return time.perf_counter() - t0
 
 
-def distboost_fit(X, y, family: str, rounds: int, backend: str, device: str):
-    """``(seconds, model)`` of one fit."""
+class _Trace:
+    """Where a fit's seconds go (``--trace``): the XGBoost backend's tree growths (a round
+    grown again after a step halving or a natural-step fallback counts twice) and
+    rollbacks, each timed after a device synchronisation, and the seconds before its first
+    growth (checks, start values, data to the device) and after its last."""
+
+    def __init__(self, device: str):
+        import torch
+
+        from distboost.boosting import xgboost_backend as xb
+
+        self.cls, self.grow, self.rollback = xb.XGBoostBackend, None, None
+        self.sync = torch.cuda.synchronize if device != "cpu" else (lambda: None)
+        self.reset()
+
+    def reset(self) -> None:
+        self.grows = self.rollbacks = 0
+        self.in_grow = 0.0
+        self.first = self.last = None
+
+    def __enter__(self):
+        grow, rollback = self.grow, self.rollback = self.cls.grow, self.cls.rollback
+        trace = self
+
+        def timed_grow(backend, *args, **kwargs):
+            trace.sync()
+            t = time.perf_counter()
+            trace.first = t if trace.first is None else trace.first
+            out = grow(backend, *args, **kwargs)
+            trace.sync()
+            trace.last = time.perf_counter()
+            trace.in_grow += trace.last - t
+            trace.grows += 1
+            return out
+
+        def counted_rollback(backend):
+            trace.rollbacks += 1
+            return rollback(backend)
+
+        self.cls.grow, self.cls.rollback = timed_grow, counted_rollback
+        return self
+
+    def __exit__(self, *exc):
+        self.cls.grow, self.cls.rollback = self.grow, self.rollback
+
+    def row(self, t0: float, t1: float) -> dict:
+        if self.first is None:
+            return {}
+        return {"grows": self.grows, "rollbacks": self.rollbacks,
+                "before_first_round_s": self.first - t0, "growing_s": self.in_grow,
+                "between_growths_s": (self.last - self.first) - self.in_grow,
+                "after_last_round_s": t1 - self.last}
+
+
+def distboost_fit(X, y, family: str, rounds: int, backend: str, device: str, trace=None):
+    """``(seconds, model)`` of one fit (with ``trace``, its breakdown in ``model._trace``)."""
     import distboost as db
 
     model = db.DistributionalRegressor(
         family=family, step="natural", early_stopping=False, calibrate=False,
         linear_start=False, n_estimators=rounds, learning_rate=0.1, num_leaves=31,
         min_child_samples=20, backend=backend, device=device)
+    if trace is not None:
+        trace.reset()
     t0 = time.perf_counter()
     model.fit(X, y)
-    return time.perf_counter() - t0, model
+    t1 = time.perf_counter()
+    if trace is not None:
+        model._trace = trace.row(t0, t1)
+    return t1 - t0, model
 
 
 def held_out_nll(model, family: str, n: int = HELD_OUT) -> float:
@@ -93,6 +152,10 @@ def main(argv=None) -> dict:
     ap.add_argument("--devices", default="cpu,cuda",
                     help="cpu alone: a dry run on a machine without a GPU; cuda alone: the "
                     "GPU fits and floor only")
+    ap.add_argument("--trace", action="store_true",
+                    help="split each XGBoost fit's seconds: before its first round, growing "
+                    "trees (with the number of growths and rollbacks), between growths "
+                    "(derivatives, line search), after its last round")
     args = ap.parse_args(argv)
     import torch
     import xgboost
@@ -123,8 +186,14 @@ def main(argv=None) -> dict:
         for backend, device in fits:
             if cuda:
                 torch.cuda.reset_peak_memory_stats()
+            trace = _Trace(device) if args.trace and backend == "xgboost" else None
             try:
-                seconds, model = distboost_fit(X, y, family, args.rounds, backend, device)
+                if trace is None:
+                    seconds, model = distboost_fit(X, y, family, args.rounds, backend, device)
+                else:
+                    with trace:
+                        seconds, model = distboost_fit(X, y, family, args.rounds, backend,
+                                                       device, trace)
             except Exception as err:  # one failure does not hide the other figures
                 print(f"# {family}, {backend}, {device}: FAILED {type(err).__name__}: {err}",
                       flush=True)
@@ -136,7 +205,10 @@ def main(argv=None) -> dict:
                    "torch_peak_gpu_gb": torch.cuda.max_memory_allocated() / 1024**3
                    if cuda else None,
                    "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-                   / 1024**2}
+                   / 1024**2,
+                   "natural_fallback_rounds": len(model.ensemble_.fallback_rounds_),
+                   "step_halvings": int(model.ensemble_.n_backoffs_),
+                   **getattr(model, "_trace", {})}
             if row["floor_seconds"]:
                 row["ratio"] = seconds / row["floor_seconds"]
             rows.append(row)
