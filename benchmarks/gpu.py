@@ -2,7 +2,8 @@
 
 On ``--n`` (2,000,000) x 20 float32 synthetic rows (``benchmarks/speed.py``'s data; a
 positive target for the Gamma), ``--rounds`` (100) rounds, 31 leaves, learning rate 0.1, no
-early stopping, the natural step, every fit timed in this one process, one after the other:
+early stopping, the natural step (``--step default``: each family's own), every fit timed in
+this one process, one after the other:
 
 - the floor: XGBoost alone growing ``K`` trees a round from a built-in objective
   (``reg:squarederror`` on ``K`` targets, one tree per target, the same tree options), on
@@ -14,11 +15,12 @@ early stopping, the natural step, every fit timed in this one process, one after
 Each distboost fit's held-out NLL on 100,000 new rows (``--held-out``) is printed beside its
 time (the GPU's histogram trees are not bit-equal to the CPU's: the NLLs agree, the trees
 differ).  A first
-small fit on each device warms it up (CUDA context, kernels) and is not timed.
+small fit of each family on each device warms it up (CUDA context, kernels, a process's
+first calls) and is not timed: its seconds are printed.
 
 Run: ``python benchmarks/gpu.py [--n 2000000] [--rounds 100] [--families normal,gamma]
-[--json out.json] [--trace]`` on a machine with a CUDA GPU, torch with CUDA, XGBoost with CUDA and
-CuPy.
+[--step natural] [--json out.json] [--trace]`` on a machine with a CUDA GPU, torch with
+CUDA, XGBoost with CUDA and CuPy.
 """
 
 from __future__ import annotations
@@ -118,12 +120,15 @@ class _Trace:
                 "after_last_round_s": t1 - self.last}
 
 
-def distboost_fit(X, y, family: str, rounds: int, backend: str, device: str, trace=None):
-    """``(seconds, model)`` of one fit (with ``trace``, its breakdown in ``model._trace``)."""
+def distboost_fit(X, y, family: str, rounds: int, backend: str, device: str, trace=None,
+                  step: str = "natural"):
+    """``(seconds, model)`` of one fit (with ``trace``, its breakdown in ``model._trace``;
+    ``step="default"``: the family's own step rule)."""
     import distboost as db
 
     model = db.DistributionalRegressor(
-        family=family, step="natural", early_stopping=False, calibrate=False,
+        family=family, step="auto" if step == "default" else step, early_stopping=False,
+        calibrate=False,
         linear_start=False, n_estimators=rounds, learning_rate=0.1, num_leaves=31,
         min_child_samples=20, backend=backend, device=device)
     if trace is not None:
@@ -152,6 +157,8 @@ def main(argv=None) -> dict:
     ap.add_argument("--devices", default="cpu,cuda",
                     help="cpu alone: a dry run on a machine without a GPU; cuda alone: the "
                     "GPU fits and floor only")
+    ap.add_argument("--step", default="natural",
+                    help="the step rule of every fit, or 'default' for each family's own")
     ap.add_argument("--trace", action="store_true",
                     help="split each XGBoost fit's seconds: before its first round, growing "
                     "trees (with the number of growths and rollbacks), between growths "
@@ -168,15 +175,22 @@ def main(argv=None) -> dict:
           f"{args.rounds} rounds", flush=True)
     devices = [d.strip() for d in args.devices.split(",")]
     cuda = "cuda" in devices
-    warm_X, warm_y = make_data(5_000, "normal", seed=2)
-    for device in devices:  # CUDA context and kernels: not timed
+    families = [f.strip() for f in args.families.split(",") if f.strip()]
+    for device in devices:  # CUDA context, kernels, each family's first calls: not timed
+        warm_X, warm_y = make_data(5_000, "normal", seed=2)
         xgboost_floor(warm_X, warm_y, 2, 5, device)
-        try:
-            distboost_fit(warm_X, warm_y, "normal", 5, "xgboost", device)
-        except Exception as err:
-            print(f"# warm-up on {device}: FAILED {type(err).__name__}: {err}", flush=True)
+        for family in ["normal"] + families:
+            warm_X, warm_y = make_data(5_000, family, seed=2)
+            try:
+                seconds, _ = distboost_fit(warm_X, warm_y, family, 5, "xgboost", device,
+                                           step=args.step)
+                print(f"# warm-up on {device}, {family} (5,000 rows, 5 rounds, the "
+                      f"process's first fit of it): {seconds:.2f} s", flush=True)
+            except Exception as err:
+                print(f"# warm-up on {device}, {family}: FAILED {type(err).__name__}: {err}",
+                      flush=True)
     rows = []
-    for family in [f.strip() for f in args.families.split(",") if f.strip()]:
+    for family in families:
         X, y = make_data(args.n, family)
         k = len(db.families.get(family).param_names)
         floor = {d: xgboost_floor(X, y, k, args.rounds, d) for d in devices}
@@ -189,11 +203,12 @@ def main(argv=None) -> dict:
             trace = _Trace(device) if args.trace and backend == "xgboost" else None
             try:
                 if trace is None:
-                    seconds, model = distboost_fit(X, y, family, args.rounds, backend, device)
+                    seconds, model = distboost_fit(X, y, family, args.rounds, backend, device,
+                                                   step=args.step)
                 else:
                     with trace:
                         seconds, model = distboost_fit(X, y, family, args.rounds, backend,
-                                                       device, trace)
+                                                       device, trace, step=args.step)
             except Exception as err:  # one failure does not hide the other figures
                 print(f"# {family}, {backend}, {device}: FAILED {type(err).__name__}: {err}",
                       flush=True)
@@ -209,6 +224,10 @@ def main(argv=None) -> dict:
                    "natural_fallback_rounds": len(model.ensemble_.fallback_rounds_),
                    "step_halvings": int(model.ensemble_.n_backoffs_),
                    **getattr(model, "_trace", {})}
+            if trace is not None:  # the start values alone, on the host (in the fit too)
+                t_init = time.perf_counter()
+                db.families.get(family).init(y)
+                row["start_values_s"] = time.perf_counter() - t_init
             if row["floor_seconds"]:
                 row["ratio"] = seconds / row["floor_seconds"]
             rows.append(row)
