@@ -29,7 +29,7 @@ BOUND = 50.0
 GTOL = 1e-10
 
 
-def numerical_mle(family, y, w: np.ndarray, start: dict[str, float]) -> dict[str, float]:
+def numerical_mle(family, y, w: np.ndarray, start) -> dict[str, float]:
     """Weighted marginal MLE of ``family`` on targets ``y``.
 
     Parameters
@@ -39,8 +39,9 @@ def numerical_mle(family, y, w: np.ndarray, start: dict[str, float]) -> dict[str
         Targets in the family's own format (bounds for censored families).
     w : ndarray of shape (n,)
         Non-negative weights summing to one.
-    start : dict of str to float
-        Natural-scale starting values.
+    start : dict of str to float, or callable
+        Natural-scale starting values, or ``start(y, w) -> dict`` computing them (on the
+        subsample, when the search starts from one).
 
     Returns
     -------
@@ -51,17 +52,26 @@ def numerical_mle(family, y, w: np.ndarray, start: dict[str, float]) -> dict[str
     # torch warn that it does not support non-writable tensors.
     y = np.array(y, dtype=np.float64, copy=True)
     w = np.array(w, dtype=np.float64, copy=True)
-    x0 = np.asarray(family.raw_from_params(start), dtype=np.float64).reshape(-1)
     n = w.shape[0]
+    rows = (np.linspace(0, n - 1, SUBSAMPLE_ROWS).round().astype(np.intp)
+            if n > 2 * SUBSAMPLE_ROWS else None)
+    if rows is not None and not w[rows].sum() > 0:
+        rows = None
+    def raw_start(yy, ww):
+        values = start(yy, ww) if callable(start) else start
+        return np.asarray(family.raw_from_params(values), dtype=np.float64).reshape(-1)
+
     fun = _objective(family, y, w)
-    if n > 2 * SUBSAMPLE_ROWS:
-        rows = np.linspace(0, n - 1, SUBSAMPLE_ROWS).round().astype(np.intp)
-        if w[rows].sum() > 0:
-            sub = _objective(family, y[rows], w[rows] / w[rows].sum())
-            x_sub = _minimize(family, sub, x0)
-            hess = _hessian(sub, x_sub)
-            if hess is not None:
-                x0 = _polish(fun, x_sub, hess)
+    x0 = None
+    if rows is not None:
+        y_sub, w_sub = y[rows], w[rows] / w[rows].sum()
+        sub = _objective(family, y_sub, w_sub)
+        x_sub = _minimize(family, sub, raw_start(y_sub, w_sub))
+        hess = _hessian(sub, x_sub)
+        if hess is not None and np.isfinite(fun(x_sub)[0]):
+            x0 = _polish(fun, x_sub, hess)
+    if x0 is None:  # no subsample, or its optimum is no start for every row
+        x0 = raw_start(y, w)
     theta = _minimize(family, fun, x0)
     raw = torch.as_tensor(theta, dtype=torch.float64).reshape(1, -1)
     params = family.params_from_raw(raw)
@@ -69,20 +79,43 @@ def numerical_mle(family, y, w: np.ndarray, start: dict[str, float]) -> dict[str
 
 
 def _loss_and_gradient(family):
-    """``f(raw Tensor[n, K], y) -> (nll Tensor[n], grad Tensor[n, K])`` from the family's
-    closed form, or None (autograd then)."""
+    """``f(raw Tensor[1, K], y Tensor[n]) -> (nll, [d nll / d raw_k])`` from the family's
+    closed form, each a Tensor of shape (n,) or (1,) (broadcast over the rows), or None
+    (autograd then)."""
     from .base import Family
-    from .scores import raw_nll_grad
+    from .scores import link_value_and_derivative
 
     if (type(family).raw_derivatives is Family.raw_derivatives
             and family.score_formula is not None):
-        # The base closed form is the chain rule of the score formula: its Fisher
-        # information (a third of a pass's cost) is not needed here.
-        return lambda raw, y: raw_nll_grad(family, family.score_formula, raw, y)
+        # The base closed form is the chain rule of the score formula.  At one row of
+        # parameters broadcast over the targets, the terms of the parameters alone (the
+        # links, lgamma of a shape, ...) are computed once, and the Fisher information (a
+        # third of a round's cost) not at all.
+        broadcast = True  # until a formula asks for equal shapes (binary cross-entropy)
+
+        def chain(raw, y):
+            nonlocal broadcast
+            values, derivs = [], []
+            for k, p in enumerate(family.param_names):
+                out = link_value_and_derivative(family.links[p], raw[:, k])
+                if out is None:
+                    return None
+                values.append(out[0])
+                derivs.append(out[1])
+            if broadcast:
+                try:
+                    nll, scores = family.score_formula(y, *values)
+                except (RuntimeError, ValueError):
+                    broadcast = False
+            if not broadcast:
+                nll, scores = family.score_formula(y, *(v.expand(y.shape) for v in values))
+            return nll, [s if d is None else s * d for s, d in zip(scores, derivs,
+                                                                   strict=True)]
+        return chain
 
     def own(raw, y):
-        out = family.raw_derivatives(raw, y)
-        return None if out is None else out[:2]
+        out = family.raw_derivatives(raw.expand(y.shape[0], -1), y)
+        return None if out is None else (out[0], list(out[1].T))
     return own
 
 
@@ -99,16 +132,15 @@ def _objective(family, y: np.ndarray, w: np.ndarray):
     def evaluate(theta: np.ndarray):
         nonlocal closed
         if closed is not None:  # the family's closed-form NLL and gradient
-            raw = torch.as_tensor(theta, dtype=torch.float64).reshape(1, -1).expand(n, -1)
-            out = closed(raw, y_t)
+            out = closed(torch.as_tensor(theta, dtype=torch.float64).reshape(1, -1), y_t)
             if out is None:
                 closed = None
                 return evaluate(theta)
-            per_row, grad = out
-            loss = float(torch.dot(per_row, w_t))
+            per_row, grads = out
+            loss = float(torch.dot(per_row.expand(n), w_t))
             if not np.isfinite(loss):
                 return 1e300, np.zeros_like(theta)
-            return loss, (w_t @ grad).numpy().astype(np.float64)
+            return loss, np.array([float(torch.dot(g.expand(n), w_t)) for g in grads])
         raw = torch.tensor(theta, dtype=torch.float64, requires_grad=True)
         loss = (family.nll(raw.expand(n, -1), y_t) * w_t).sum()
         if not torch.isfinite(loss):

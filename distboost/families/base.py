@@ -462,11 +462,11 @@ class Family:
             spread = float(np.sqrt(np.sum(w * (y - center) ** 2)))
             if spread > 0:
                 z = (y - center) / spread
-                fit = numerical_mle(self, z, w, self.start_values(z, w))
+                fit = numerical_mle(self, z, w, self.start_values)
                 fit["loc"] = center + spread * fit["loc"]
                 fit["scale"] = spread * fit["scale"]
                 return fit
-        return numerical_mle(self, y, w, self.start_values(y, w))
+        return numerical_mle(self, y, w, self.start_values)
 
     def start_values(self, y: np.ndarray, w: np.ndarray) -> dict[str, float]:
         """Starting point for the numerical MLE (natural scale).

@@ -254,7 +254,7 @@ class Censored(Wrapped):
 
         y = self.validate_y(y)
         w = _normalise_weights(sample_weight, y.shape[0])
-        return numerical_mle(self, y, w, self.start_values(y, w))
+        return numerical_mle(self, y, w, self.start_values)
 
 
 def log_interval_probability(family, p, lo, hi) -> torch.Tensor:

@@ -278,7 +278,7 @@ class Mixture(Family):
 
         y = self.validate_y(y)
         w = _normalise_weights(sample_weight, y.size)
-        return numerical_mle(self, y, w, self.start_values(y, w))
+        return numerical_mle(self, y, w, self.start_values)
 
     def __deepcopy__(self, memo):
         new = copy.copy(self)

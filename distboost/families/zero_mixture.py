@@ -312,7 +312,7 @@ class ZeroMixture(Family):
         if not self.inflated:
             gate = float(np.clip(np.sum(w[~pos]), GATE_FLOOR, 1.0 - GATE_FLOOR))
             return {**self.base.init(y[pos], w[pos]), "gate": gate}
-        return numerical_mle(self, y, w, self.start_values(y, w))
+        return numerical_mle(self, y, w, self.start_values)
 
     def start_values(self, y, w):
         """Zero-inflated: up to 20 EM iterations (3 for a base fitted numerically), the base

@@ -143,6 +143,35 @@ def test_subsampled_start_reaches_the_full_data_optimum(name, monkeypatch):
                             .reshape(-1))[1])) < 1e-7
 
 
+@pytest.mark.parametrize("name", FAMILIES)
+def test_mle_objective_at_one_row_of_parameters_equals_the_per_row_chain_rule(name):
+    """The search evaluates a family's closed form at one row of parameters broadcast over
+    the targets: the same weighted NLL and gradient as the per-row chain rule the engine
+    uses (``raw_nll_grad`` on the expanded scores), or autograd without a closed form."""
+    from distboost.families import _mle
+    from distboost.families.scores import raw_nll_grad
+
+    family = _family(name)
+    y = np.asarray(_draws(name, _cases(name)[0], 400, seed=5), dtype=np.float64)
+    w = np.random.default_rng(2).uniform(0.5, 1.5, size=len(y))
+    w = w / w.sum()
+    theta = np.asarray(family.raw_from_params(family.init(y, w)),
+                       dtype=np.float64).reshape(-1) + 0.1
+    loss, grad = _mle._objective(family, y, w)(theta)
+    raw = torch.as_tensor(theta).reshape(1, -1).expand(len(y), -1)
+    yt = torch.as_tensor(y)
+    out = (raw_nll_grad(family, family.score_formula, raw, yt)
+           if family.score_formula is not None else None)
+    if out is None:  # autograd of the family's nll
+        raw = raw.clone().requires_grad_(True)
+        per_row = family.nll(raw, yt)
+        (g,) = torch.autograd.grad(per_row.sum(), raw)
+        out = (per_row.detach(), g)
+    w_t = torch.as_tensor(w)
+    np.testing.assert_allclose(loss, float(out[0] @ w_t), rtol=1e-12)
+    np.testing.assert_allclose(grad, (w_t @ out[1]).numpy(), rtol=1e-10, atol=1e-13)
+
+
 def test_numerical_mle_keeps_a_start_better_than_a_failed_optimum():
     """A start value whose loss is finite is never replaced by a worse or non-finite point."""
     fam = db.families.get("weibull")
