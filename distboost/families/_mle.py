@@ -12,6 +12,7 @@ closed-form MLE, and by the censored and truncated variants.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import numpy as np
@@ -66,8 +67,9 @@ def numerical_mle(family, y, w: np.ndarray, start) -> dict[str, float]:
     if rows is not None:
         y_sub, w_sub = y[rows], w[rows] / w[rows].sum()
         sub = _objective(family, y_sub, w_sub)
-        x_sub = _minimize(family, sub, raw_start(y_sub, w_sub))
-        hess = _hessian(sub, x_sub)
+        with _one_torch_thread():  # small passes: waking a pool costs more than it saves
+            x_sub = _minimize(family, sub, raw_start(y_sub, w_sub))
+            hess = _hessian(sub, x_sub)
         if hess is not None and np.isfinite(fun(x_sub)[0]):
             x0 = _polish(fun, x_sub, hess)
     if x0 is None:  # no subsample, or its optimum is no start for every row
@@ -76,6 +78,17 @@ def numerical_mle(family, y, w: np.ndarray, start) -> dict[str, float]:
     raw = torch.as_tensor(theta, dtype=torch.float64).reshape(1, -1)
     params = family.params_from_raw(raw)
     return {p: float(v[0]) for p, v in params.items()}
+
+
+@contextlib.contextmanager
+def _one_torch_thread():
+    """Run the block on one torch thread (the count is the process's: set back after)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _loss_and_gradient(family):
