@@ -95,10 +95,10 @@ def _loss_and_gradient(family):
     """``f(raw Tensor[1, K], y Tensor[n]) -> (nll, [d nll / d raw_k])`` from the family's
     closed form, each a Tensor of shape (n,) or (1,) (broadcast over the rows), or None
     (autograd then)."""
-    from .base import Family
     from .scores import link_value_and_derivative
 
-    if (type(family).raw_derivatives is Family.raw_derivatives
+    # (The base class by name: this module is imported by .base, not the other way round.)
+    if (type(family).raw_derivatives.__qualname__ == "Family.raw_derivatives"
             and family.score_formula is not None):
         # The base closed form is the chain rule of the score formula.  At one row of
         # parameters broadcast over the targets, the terms of the parameters alone (the
