@@ -54,9 +54,10 @@ _LOG_2PI = math.log(2.0 * math.pi)
 
 
 def _broadcast(a: torch.Size, b: torch.Size) -> torch.Size:
-    """``torch.broadcast_shapes(a, b)`` by NumPy's rule, the same shape: torch's own runs its
-    symbolic-shape reference code, 0.2-0.7 ms a call, a fifth of a small multivariate fit
-    (whose linear start calls the log-density a thousand times)."""
+    """``torch.broadcast_shapes(a, b)`` by NumPy's rule, the same shape: torch's own imports
+    SymPy on its first call (1.5-5 s) and runs its symbolic-shape reference code, 0.2-0.7 ms
+    a call, a fifth of a small multivariate fit (whose linear start calls the log-density a
+    thousand times)."""
     return torch.Size(np.broadcast_shapes(tuple(a), tuple(b)))
 
 
