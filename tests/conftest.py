@@ -39,7 +39,14 @@ def pytest_configure(config):
         torch.set_num_threads(1)
         # NumPy's / SciPy's BLAS and scikit-learn's OpenMP too: two workers of two spinning
         # BLAS threads each on two cores made SciPy's L-BFGS-B (the linear start) some 35 x
-        # slower (100 small calls: 3.6 s against 0.10 s).
+        # slower (100 small calls: 3.6 s against 0.10 s).  threadpoolctl limits the pools
+        # already loaded: SciPy's own OpenBLAS (not NumPy's) and scikit-learn's OpenMP load
+        # with their modules, which only collection imported, so they kept two threads each
+        # outside the fits (a family's MLE, a linear start or a HistGradientBoosting called
+        # by a test itself; a fit limits them on small data).
+        import scipy.linalg  # noqa: F401
+        import sklearn.ensemble  # noqa: F401
+
         threadpool_limits(limits=1)
 
 
