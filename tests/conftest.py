@@ -39,7 +39,14 @@ def pytest_configure(config):
         torch.set_num_threads(1)
         # NumPy's / SciPy's BLAS and scikit-learn's OpenMP too: two workers of two spinning
         # BLAS threads each on two cores made SciPy's L-BFGS-B (the linear start) some 35 x
-        # slower (100 small calls: 3.6 s against 0.10 s).
+        # slower (100 small calls: 3.6 s against 0.10 s).  threadpoolctl limits the pools
+        # already loaded: SciPy's own OpenBLAS (not NumPy's) and scikit-learn's OpenMP load
+        # with their modules, which only collection imported, so they kept two threads each
+        # outside the fits (a family's MLE, a linear start or a HistGradientBoosting called
+        # by a test itself; a fit limits them on small data).
+        import scipy.linalg  # noqa: F401
+        import sklearn.ensemble  # noqa: F401
+
         threadpool_limits(limits=1)
 
 
@@ -51,10 +58,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "families"))
 @pytest.fixture(scope="session")
 def sr():
     """``scoringrules``, the independent reference for the ensemble, quantile and Normal
-    scores, imported on first use: its import compiles numba kernels (about 5 s), which a
-    pytest-xdist worker that runs none of its tests (``xdist_group("scoringrules")``) then
-    does not pay at collection.  A plain import: it is in the ``dev`` extra, and a missing
-    reference must fail its tests, not skip them."""
+    scores, imported on first use with its NumPy backend: imported with Numba, it compiled
+    Numba kernels at import and at each function's first call (5-11 s of CPU in the
+    pytest-xdist worker that ran these tests); without Numba (hidden from its import only:
+    ``sys.modules["numba"] = None`` makes ``import numba`` fail, and scoringrules then
+    registers only its NumPy backend) the import takes about 0.6 s and every function
+    computes with scoringrules' own NumPy formulas, the backend the tests already named
+    (``backend="numpy"``) where they passed one.  A plain import: it is in the ``dev``
+    extra, and a missing reference must fail its tests, not skip them."""
+    if "scoringrules" not in sys.modules:
+        saved = sys.modules.get("numba")
+        sys.modules["numba"] = None  # type: ignore[assignment]
+        try:
+            import scoringrules
+        finally:
+            if saved is None:
+                del sys.modules["numba"]
+            else:
+                sys.modules["numba"] = saved
     import scoringrules
 
     return scoringrules

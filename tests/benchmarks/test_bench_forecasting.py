@@ -25,7 +25,6 @@ def bench():
     sys.modules.pop(spec.name, None)
 
 
-@pytest.mark.xdist_group("scoringrules")
 def test_quantile_crps_is_scoringrules(bench, sr):
     rng = np.random.default_rng(0)
     q = np.sort(rng.normal(size=(50, 19)), axis=1)
@@ -52,7 +51,6 @@ def test_hourly_truth_matches_monte_carlo(bench):
     np.testing.assert_allclose(draws.std(0), sd_t, rtol=0.02)
 
 
-@pytest.mark.xdist_group("scoringrules")
 def test_seasonal_naive_follows_its_definition(bench, sr):
     d = bench.daily_counts(200)
     d.origins = 2

@@ -37,7 +37,6 @@ def test_quantiles_are_numpys_inverted_cdf_and_invert_the_cdf(dist):
     assert np.all(dist.cdf(q) >= levels - 1e-12)  # the smallest draw reaching the level
 
 
-@pytest.mark.xdist_group("scoringrules")
 def test_crps_matches_scoringrules_and_the_integral(dist, sr):
     crps = dist.crps(Y)
     np.testing.assert_allclose(crps, sr.crps_ensemble(Y, DRAWS.T, estimator="nrg"), rtol=1e-12)

@@ -32,7 +32,6 @@ ENS = RNG.normal(size=(40, 12, 3)) * [1.0, 2.0, 0.5] + [0.0, 1.0, -1.0]  # (m, n
 OBS = RNG.normal(size=(12, 3))
 
 
-@pytest.mark.xdist_group("scoringrules")
 @pytest.mark.parametrize("estimator", mv.ES_ESTIMATORS)
 def test_energy_score_of_an_ensemble_is_scoringrules(estimator, sr):
     want = sr.es_ensemble(OBS, np.moveaxis(ENS, 0, 1), estimator=estimator, backend="numpy")
@@ -40,7 +39,6 @@ def test_energy_score_of_an_ensemble_is_scoringrules(estimator, sr):
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=0)
 
 
-@pytest.mark.xdist_group("scoringrules")
 def test_energy_score_of_a_predictive_is_scoringrules_on_its_draws(sr):
     d = mvn(OBS, _cov(0.5, 3))
     draws = d.sample(300, random_state=4)
@@ -71,7 +69,6 @@ def test_blocks_of_rows_change_nothing(monkeypatch):
     assert np.isfinite(a).all()
 
 
-@pytest.mark.xdist_group("scoringrules")
 def test_a_point_mass_scores_its_distance_and_an_offset_is_harmless(sr):
     x = np.broadcast_to(OBS[None] + 1.5, ENS.shape)
     dist_to_y = np.linalg.norm(x[0] - OBS, axis=1)
@@ -89,7 +86,6 @@ def test_a_point_mass_scores_its_distance_and_an_offset_is_harmless(sr):
                                atol=1e-5)
 
 
-@pytest.mark.xdist_group("scoringrules")
 @pytest.mark.parametrize("p", [0.5, 1.0, 2.0])
 @pytest.mark.parametrize("estimator", mv.VS_ESTIMATORS)
 def test_variogram_score_of_an_ensemble_is_scoringrules(p, estimator, sr):
@@ -179,7 +175,6 @@ def test_random_state_reproduces_the_draws():
                                   db.metrics.variogram_score(dd, yy, random_state=3))
 
 
-@pytest.mark.xdist_group("scoringrules")
 def test_dirichlet_scores(sr):
     n = 600
     alpha = np.exp(RNG.normal(size=(n, 3)))
