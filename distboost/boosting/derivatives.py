@@ -432,13 +432,14 @@ class StepComputer:
         return self._mean(per_row)
 
     def _blocks(self, raw, raw_t: torch.Tensor) -> list[slice] | None:
-        """The blocks of rows of a round (:mod:`.row_blocks`), or None: the whole batch.  Only
-        with a closed form (the family's word that rows are independent, which a user's
-        torch loss need not keep), scores on the host and row-aligned data."""
+        """Blocks of rows (:mod:`.row_blocks`) or None (the whole batch): only with a closed
+        form (the family's word that rows are independent), host scores, row-aligned data
+        (and, in a call, not newton, clipping or a fisher step's scale: every row's)."""
         if self.derivatives is None or isinstance(raw, torch.Tensor):
             return None
         n = raw_t.shape[0]
-        return row_blocks(n) if row_aligned(self.data, n) else None
+        blocks = row_blocks(n)
+        return blocks if blocks is not None and row_aligned(self.data, n) else None
 
     def _per_row(self, n: int) -> torch.Tensor:
         """The blocks' per-row loss, kept across rounds (summed whole, as one call's)."""
@@ -476,7 +477,6 @@ class StepComputer:
             If the loss or its derivatives are not finite.
         """
         raw_t = _raw_tensor(raw)
-        # (The scale of a unit curvature needs no rows; newton and clipping need all rows.)
         if (order == "F" and self.step != "newton" and self.clip is None and (
                 self.curvature_scale is not None or self.step != "fisher")
                 and (blocks := self._blocks(raw, raw_t)) is not None):
@@ -514,8 +514,7 @@ class StepComputer:
             if not (np.isfinite(g_np.sum()) and np.isfinite(h_np.sum())):
                 raise NonFiniteLoss("gradient or curvature is not finite")
             return g_np, h_np
-        return self._to_buffers(lambda rows: (g, hess, denom), [slice(None)], *g.shape,
-                                dtype)
+        return self._to_buffers(lambda rows: (g, hess, denom), [None], *g.shape, dtype)
 
     def _check_loss(self, per_row: torch.Tensor) -> None:
         self.last_loss = self._mean(per_row)
@@ -548,7 +547,8 @@ class StepComputer:
         if deferred and not np.isfinite(float(g_t.sum())):
             for rows in blocks:
                 g, _, denom = part(rows)
-                torch.mul(_divide(g, denom).T, columns(coef["factor"], rows), out=g_t[:, rows])
+                factor = columns(coef["factor"], rows)
+                torch.mul(_divide(g, denom).T, factor, out=columns(g_t, rows))
         if not np.isfinite(float(g_t.sum())):
             raise NonFiniteLoss("gradient or curvature is not finite")
         if unit:
@@ -557,11 +557,11 @@ class StepComputer:
             raise NonFiniteLoss("gradient or curvature is not finite")
         return g_np, h_np
 
-    def _write(self, g, hess, denom, rows: slice, g_t, h_t, coef: dict) -> None:
-        """Write the block ``rows`` of the outputs ``g_t``, ``h_t`` (shape (K, n)): ``g``
-        times ``w / c``, or ``g / ((1 + lambda) F)`` as one division into the output and a
-        multiply in the output's type, and ``hess`` (newton: floored) times ``w / c``."""
-        out = g_t[:, rows]
+    def _write(self, g, hess, denom, rows: slice | None, g_t, h_t, coef: dict) -> None:
+        """Write rows ``rows`` (None: all) of ``g_t``, ``h_t`` (K, n): ``g`` times ``w / c``,
+        or ``g / ((1 + lambda) F)`` as one division into the output and a multiply in the
+        output's type, and ``hess`` (newton: floored) times ``w / c``."""
+        out = columns(g_t, rows)
         if denom is not None:
             torch.div(g.T, denom.T, out=out)
             out.mul_(columns(coef["natural"], rows))
@@ -573,7 +573,7 @@ class StepComputer:
             hess = torch.maximum(hess, coef["floor"])
             if coef["flat"] is not None:
                 hess = torch.where(coef["flat"], torch.ones_like(hess), hess)
-        torch.mul(hess.T, columns(coef["factor"], rows), out=h_t[:, rows])
+        torch.mul(hess.T, columns(coef["factor"], rows), out=columns(h_t, rows))
 
     def _coefficients(self, n: int, k: int, dtype) -> dict:
         """The per-output (and, with weights, per-row) factors of :meth:`_to_buffers`, fixed

@@ -69,7 +69,7 @@ def data_rows(data: dict, rows: slice) -> dict:
     return {key: value[rows] for key, value in data.items()}
 
 
-def columns(coef: torch.Tensor, rows: slice) -> torch.Tensor:
-    """The columns ``rows`` of a per-row coefficient of shape (K, n), or a coefficient of
-    shape (K, 1) itself (the same for every row)."""
-    return coef if coef.shape[1] == 1 else coef[:, rows]
+def columns(coef: torch.Tensor, rows: slice | None) -> torch.Tensor:
+    """The columns ``rows`` of a per-row array of shape (K, n); the array itself for
+    ``rows`` None (every row) or of shape (K, 1) (the same for every row)."""
+    return coef if rows is None or coef.shape[1] == 1 else coef[:, rows]

@@ -46,7 +46,7 @@ def test_row_aligned_data_and_their_rows():
     coef = torch.arange(12.0).reshape(2, 6)
     assert rb.columns(coef, slice(1, 3)).tolist() == [[1.0, 2.0], [7.0, 8.0]]
     same = torch.ones(2, 1)
-    assert rb.columns(same, slice(1, 3)) is same
+    assert rb.columns(same, slice(1, 3)) is same and rb.columns(coef, None) is coef
 
 
 def _problem(family: str, n: int, seed: int = 0):
