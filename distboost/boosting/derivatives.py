@@ -432,9 +432,8 @@ class StepComputer:
         return self._mean(per_row)
 
     def _blocks(self, raw, raw_t: torch.Tensor) -> list[slice] | None:
-        """Blocks of rows (:mod:`.row_blocks`) or None (the whole batch): only with a closed
-        form (the family's word that rows are independent), host scores, row-aligned data
-        (and, in a call, not newton, clipping or a fisher step's scale: every row's)."""
+        """Blocks of rows (:mod:`.row_blocks`) or None: only with a closed form (the family's
+        word that rows are independent), host scores and row-aligned data."""
         if self.derivatives is None or isinstance(raw, torch.Tensor):
             return None
         n = raw_t.shape[0]
@@ -476,7 +475,7 @@ class StepComputer:
         NonFiniteLoss
             If the loss or its derivatives are not finite.
         """
-        raw_t = _raw_tensor(raw)
+        raw_t = _raw_tensor(raw)  # (newton, clipping, a fisher step's scale: every row)
         if (order == "F" and self.step != "newton" and self.clip is None and (
                 self.curvature_scale is not None or self.step != "fisher")
                 and (blocks := self._blocks(raw, raw_t)) is not None):
@@ -522,9 +521,8 @@ class StepComputer:
             raise NonFiniteLoss(f"loss is {self.last_loss}")
 
     def _to_buffers(self, part, blocks, n: int, k: int, dtype, per_row=None):
-        """Weight, scale and write ``(grad, hess)`` into reused column-major buffers, block
-        by block from ``part(rows) -> (g, hess or None, denom or None)`` (``per_row``: the
-        loss, complete after the first pass); a natural step not finite through the fused
+        """Weight, scale and write ``(grad, hess)`` into reused column-major buffers by
+        blocks, ``part(rows) -> (g, hess, denom)``; a natural step not finite through the fused
         division by ``denom`` is written again through the clamped one of :func:`_divide`."""
         slot = 0 if self._buffers[0] is None or self._buffers[0][0] is not self._pinned else 1
         buf = self._buffers[slot]
@@ -544,12 +542,14 @@ class StepComputer:
         if per_row is not None:
             self._check_loss(per_row)
         g_np, h_np, g_t, h_t = buf
-        if deferred and not np.isfinite(float(g_t.sum())):
+        finite = np.isfinite(float(g_t.sum()))
+        if deferred and not finite:
             for rows in blocks:
                 g, _, denom = part(rows)
                 factor = columns(coef["factor"], rows)
                 torch.mul(_divide(g, denom).T, factor, out=columns(g_t, rows))
-        if not np.isfinite(float(g_t.sum())):
+            finite = np.isfinite(float(g_t.sum()))
+        if not finite:
             raise NonFiniteLoss("gradient or curvature is not finite")
         if unit:
             return g_np, coef["unit"]  # w / c, the same array every round
