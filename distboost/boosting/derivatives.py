@@ -53,6 +53,8 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from .row_blocks import columns, data_rows, row_aligned, row_blocks
+
 __all__ = ["STEP_RULES", "NEWTON_FLOOR", "NATURAL_RIDGE", "NonFiniteLoss", "StepComputer",
            "check_clip_gradients", "curvature_scale", "step_derivatives"]
 
@@ -414,13 +416,35 @@ class StepComputer:
         self._coef_key = self._coef = None  # see _coefficients
         self._buffers: list = [None, None]  # two (grad, hess) output pairs (order "F")
         self._pinned = None
+        self._rows = None  # the per-row loss of the blocks (see _per_row)
 
     def loss_value(self, raw: np.ndarray) -> float:
         """The (weighted) mean loss at ``raw``, ndarray of shape (n, K): a forward pass only,
         the number :attr:`last_loss` holds after :meth:`__call__` at the same scores."""
+        raw_t = _raw_tensor(raw)
+        blocks = self._blocks(raw, raw_t)
         with torch.no_grad():
-            per_row = self.loss(_raw_tensor(raw), self.data)
+            if blocks is None:
+                return self._mean(self.loss(raw_t, self.data))
+            per_row = self._per_row(raw_t.shape[0])
+            for rows in blocks:
+                per_row[rows] = self.loss(raw_t[rows], data_rows(self.data, rows))
         return self._mean(per_row)
+
+    def _blocks(self, raw, raw_t: torch.Tensor) -> list[slice] | None:
+        """Blocks of rows (:mod:`.row_blocks`) or None: only with a closed form (the family's
+        word that rows are independent), host scores and row-aligned data."""
+        if self.derivatives is None or isinstance(raw, torch.Tensor):
+            return None
+        n = raw_t.shape[0]
+        blocks = row_blocks(n)
+        return blocks if blocks is not None and row_aligned(self.data, n) else None
+
+    def _per_row(self, n: int) -> torch.Tensor:
+        """The blocks' per-row loss, kept across rounds (summed whole, as one call's)."""
+        if self._rows is None or self._rows.shape[0] != n:
+            self._rows = _empty((n,), np.float64)
+        return self._rows
 
     def _mean(self, per_row: torch.Tensor) -> float:
         if self._w is None:
@@ -443,20 +467,35 @@ class StepComputer:
         dtype, order
             Of the returned arrays (LightGBM takes float32 in column-major order).  With
             ``order="F"`` the arrays are buffers reused by later calls (two alternate, and
-            never the one :meth:`pin` holds): copy them to keep them.
+            never the one :meth:`pin` holds): copy them to keep them; with a closed form
+            they are written a block of rows at a time (:mod:`.row_blocks`).
 
         Raises
         ------
         NonFiniteLoss
             If the loss or its derivatives are not finite.
         """
-        raw_t = _raw_tensor(raw)
+        raw_t = _raw_tensor(raw)  # (newton, clipping, a fisher step's scale: every row)
+        if (order == "F" and self.step != "newton" and self.clip is None and (
+                self.curvature_scale is not None or self.step != "fisher")
+                and (blocks := self._blocks(raw, raw_t)) is not None):
+            n, k = raw_t.shape
+            per_row = self._per_row(n)
+            if self.curvature_scale is None:
+                self.curvature_scale = _scale_of(self.step, None, self._w, k)
+
+            def part(rows):
+                loss, g, hess, denom = _rule_pair(
+                    self.loss, raw_t[rows], data_rows(self.data, rows), self.step,
+                    self.fisher, self.derivatives, defer_division=True)
+                per_row[rows] = loss
+                return g, hess, denom
+
+            return self._to_buffers(part, blocks, n, k, dtype, per_row)
         per_row, g, hess, denom = _rule_pair(self.loss, raw_t, self.data, self.step,
                                              self.fisher, self.derivatives, self.clip,
                                              defer_division=order == "F")
-        self.last_loss = self._mean(per_row)
-        if not np.isfinite(self.last_loss):
-            raise NonFiniteLoss(f"loss is {self.last_loss}")
+        self._check_loss(per_row)
         if self.curvature_scale is None:
             scale = _scale_of(self.step, hess, self._w, raw_t.shape[1])
             if not np.isfinite(scale).all():
@@ -474,47 +513,67 @@ class StepComputer:
             if not (np.isfinite(g_np.sum()) and np.isfinite(h_np.sum())):
                 raise NonFiniteLoss("gradient or curvature is not finite")
             return g_np, h_np
-        return self._to_buffers(g, hess, denom, dtype)
+        return self._to_buffers(lambda rows: (g, hess, denom), [None], *g.shape, dtype)
 
-    def _to_buffers(self, g: torch.Tensor, hess: torch.Tensor | None,
-                    denom: torch.Tensor | None, dtype):
-        """Weight, scale and write ``(grad, hess)`` into reused column-major buffers; the
-        natural step's division by a diagonal Fisher ``denom`` is fused with the write."""
-        n, k = g.shape
+    def _check_loss(self, per_row: torch.Tensor) -> None:
+        self.last_loss = self._mean(per_row)
+        if not np.isfinite(self.last_loss):
+            raise NonFiniteLoss(f"loss is {self.last_loss}")
+
+    def _to_buffers(self, part, blocks, n: int, k: int, dtype, per_row=None):
+        """Weight, scale and write ``(grad, hess)`` into reused column-major buffers by
+        blocks, ``part(rows) -> (g, hess, denom)``; a natural step not finite through the fused
+        division by ``denom`` is written again through the clamped one of :func:`_divide`."""
         slot = 0 if self._buffers[0] is None or self._buffers[0][0] is not self._pinned else 1
         buf = self._buffers[slot]
         if buf is None or buf[0].shape != (n, k) or buf[0].dtype != dtype:
             g_t = _empty((k, n), dtype)  # (K, n) row-major is (n, K) column-major
             buf = self._buffers[slot] = (g_t.numpy().T, None, g_t, None)
-        g_np, h_np, g_t, h_t = buf
         coef = self._coefficients(n, k, dtype)
-        if denom is not None:
-            # g / ((1 + lambda) F) * w / c: one division into the output, then a multiply
-            # in the output's type; a zero Fisher entry takes the clamped path of _divide.
-            torch.div(g.T, denom.T, out=g_t)
-            g_t.mul_(coef["natural"])
-            if not np.isfinite(float(g_t.sum())):
-                torch.mul(_divide(g, denom).T, coef["factor"], out=g_t)
-                if not np.isfinite(float(g_t.sum())):
-                    raise NonFiniteLoss("gradient or curvature is not finite")
-        else:
-            torch.mul(g.T, coef["factor"], out=g_t)
-            if not np.isfinite(float(g_t.sum())):
-                raise NonFiniteLoss("gradient or curvature is not finite")
-        if hess is None:
+        deferred = unit = False
+        for rows in blocks:
+            g, hess, denom = part(rows)
+            deferred |= denom is not None
+            unit = hess is None
+            if not unit and buf[3] is None:
+                h_t = _empty((k, n), dtype)
+                buf = self._buffers[slot] = (buf[0], h_t.numpy().T, buf[2], h_t)
+            self._write(g, hess, denom, rows, buf[2], buf[3], coef)
+        if per_row is not None:
+            self._check_loss(per_row)
+        g_np, h_np, g_t, h_t = buf
+        finite = np.isfinite(float(g_t.sum()))
+        if deferred and not finite:
+            for rows in blocks:
+                g, _, denom = part(rows)
+                factor = columns(coef["factor"], rows)
+                torch.mul(_divide(g, denom).T, factor, out=columns(g_t, rows))
+            finite = np.isfinite(float(g_t.sum()))
+        if not finite:
+            raise NonFiniteLoss("gradient or curvature is not finite")
+        if unit:
             return g_np, coef["unit"]  # w / c, the same array every round
-        if h_t is None:
-            h_t = _empty((k, n), dtype)
-            h_np = h_t.numpy().T
-            self._buffers[slot] = (g_np, h_np, g_t, h_t)
+        if not np.isfinite(float(h_t.sum())):
+            raise NonFiniteLoss("gradient or curvature is not finite")
+        return g_np, h_np
+
+    def _write(self, g, hess, denom, rows: slice | None, g_t, h_t, coef: dict) -> None:
+        """Write rows ``rows`` (None: all) of ``g_t``, ``h_t`` (K, n): ``g`` times ``w / c``,
+        or ``g / ((1 + lambda) F)`` as one division into the output and a multiply in the
+        output's type, and ``hess`` (newton: floored) times ``w / c``."""
+        out = columns(g_t, rows)
+        if denom is not None:
+            torch.div(g.T, denom.T, out=out)
+            out.mul_(columns(coef["natural"], rows))
+        else:
+            torch.mul(g.T, columns(coef["factor"], rows), out=out)
+        if hess is None:
+            return
         if self.step == "newton":
             hess = torch.maximum(hess, coef["floor"])
             if coef["flat"] is not None:
                 hess = torch.where(coef["flat"], torch.ones_like(hess), hess)
-        torch.mul(hess.T, coef["factor"], out=h_t)
-        if not np.isfinite(float(h_t.sum())):
-            raise NonFiniteLoss("gradient or curvature is not finite")
-        return g_np, h_np
+        torch.mul(hess.T, columns(coef["factor"], rows), out=columns(h_t, rows))
 
     def _coefficients(self, n: int, k: int, dtype) -> dict:
         """The per-output (and, with weights, per-row) factors of :meth:`_to_buffers`, fixed
