@@ -39,6 +39,7 @@ import torch
 
 from ..links import get_link
 from ._inversion import _bisect, invert_cdf
+from ._shapes import broadcast_shapes
 from .registry import register_wrapper
 from .truncated import _U, _W
 from .wrapper import Wrapped
@@ -47,12 +48,6 @@ __all__ = ["Calibrated", "TAIL"]
 
 #: Calibration PIT values are kept within [TAIL, 1 - TAIL] in the knots (see the module notes).
 TAIL = 1e-9
-
-
-def _broadcast(a, b) -> tuple:
-    """``torch.broadcast_shapes(a, b)`` by NumPy's rule: torch's own imports SymPy on its
-    first call (1.5-5 s) and costs 0.2-0.7 ms a call after."""
-    return np.broadcast_shapes(tuple(a), tuple(b))
 
 
 def _ragged(tables) -> list[list[np.ndarray]]:
@@ -189,7 +184,7 @@ class Calibrated(Wrapped):
     # ------------------------------------------------------------------ distribution functions
     def cdf(self, params, y):
         y = torch.as_tensor(y, dtype=torch.float64)
-        out = torch.zeros(_broadcast(y.shape, (self._rows(params),)),
+        out = torch.zeros(broadcast_shapes(y.shape, (self._rows(params),)),
                           dtype=torch.float64)
         for g, rows in self._groups(params, self._rows(params)):
             for k in range(self.n_folds):
@@ -204,7 +199,7 @@ class Calibrated(Wrapped):
             with torch.no_grad():
                 mass = self.cdf(params, y) - self.cdf(params, y - 1.0)
             return torch.log(mass)
-        shape = _broadcast(y.shape, (self._rows(params),))
+        shape = broadcast_shapes(y.shape, (self._rows(params),))
         out = torch.full(shape, -math.inf, dtype=torch.float64)
         for g, rows in self._groups(params, self._rows(params)):
             terms = []
@@ -220,7 +215,7 @@ class Calibrated(Wrapped):
         q = torch.as_tensor(q, dtype=torch.float64)
         n = self._rows(params)
         if self.n_folds == 1:
-            out = torch.zeros(_broadcast(q.shape, (n,)), dtype=torch.float64)
+            out = torch.zeros(broadcast_shapes(q.shape, (n,)), dtype=torch.float64)
             for g, rows in self._groups(params, n):
                 x = self.inner.icdf(self._fold_params(params, 0), self._map_inverse(g, 0, q))
                 out = torch.where(rows, x, out)
@@ -240,7 +235,7 @@ class Calibrated(Wrapped):
 
     def _fold_quantile(self, params, k: int, q: torch.Tensor, n: int) -> torch.Tensor:
         """``F_k^{-1}(G_{g,k}^{-1}(q))`` for every row (its group's map), shape ``q.shape``."""
-        out = torch.zeros(_broadcast(q.shape, (n,)), dtype=torch.float64)
+        out = torch.zeros(broadcast_shapes(q.shape, (n,)), dtype=torch.float64)
         fold = self._fold_params(params, k)
         for g, rows in self._groups(params, n):
             out = torch.where(rows, self.inner.icdf(fold, self._map_inverse(g, k, q)), out)

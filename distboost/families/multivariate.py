@@ -44,6 +44,7 @@ import pandas as pd
 import torch
 
 from ..links import Link, get_link
+from ._shapes import broadcast_shapes
 from .base import Family, as_float64_tensor, spread_floor
 from .registry import register
 from .support import REAL
@@ -51,14 +52,6 @@ from .support import REAL
 __all__ = ["VectorFamily", "MultivariateNormal"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
-
-
-def _broadcast(a: torch.Size, b: torch.Size) -> torch.Size:
-    """``torch.broadcast_shapes(a, b)`` by NumPy's rule, the same shape: torch's own imports
-    SymPy on its first call (1.5-5 s) and runs its symbolic-shape reference code, 0.2-0.7 ms
-    a call, a fifth of a small multivariate fit (whose linear start calls the log-density a
-    thousand times)."""
-    return torch.Size(np.broadcast_shapes(tuple(a), tuple(b)))
 
 
 class VectorFamily(Family):
@@ -383,7 +376,7 @@ class MultivariateNormal(VectorFamily):
         loc = torch.stack([as_float64_tensor(params[f"loc_{j}"]) for j in range(d)], dim=-1)
         vals = torch.stack([as_float64_tensor(params[f"scale_tril_{i}_{j}"])
                             for i, j in zip(rows.tolist(), cols.tolist(), strict=True)], dim=-1)
-        batch = _broadcast(loc.shape[:-1], vals.shape[:-1])
+        batch = broadcast_shapes(loc.shape[:-1], vals.shape[:-1])
         loc, vals = loc.expand(batch + (d,)), vals.expand(batch + vals.shape[-1:])
         flat = vals.new_zeros(vals.shape[:-1] + (d * d,))
         flat = flat.index_copy(-1, rows * d + cols, vals)
@@ -404,7 +397,7 @@ class MultivariateNormal(VectorFamily):
         y = as_float64_tensor(y)
         tril = s["scale_tril"]
         diff = (y - s["loc"]).unsqueeze(-1)
-        batch = _broadcast(diff.shape[:-2], tril.shape[:-2])
+        batch = broadcast_shapes(diff.shape[:-2], tril.shape[:-2])
         z = torch.linalg.solve_triangular(tril.expand(batch + tril.shape[-2:]),
                                           diff.expand(batch + diff.shape[-2:]), upper=False)
         half_logdet = torch.log(torch.diagonal(tril, dim1=-2, dim2=-1)).sum(-1)
