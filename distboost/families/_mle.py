@@ -58,6 +58,7 @@ def numerical_mle(family, y, w: np.ndarray, start) -> dict[str, float]:
             if n > 2 * SUBSAMPLE_ROWS else None)
     if rows is not None and not w[rows].sum() > 0:
         rows = None
+
     def raw_start(yy, ww):
         values = start(yy, ww) if callable(start) else start
         return np.asarray(family.raw_from_params(values), dtype=np.float64).reshape(-1)
