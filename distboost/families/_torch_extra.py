@@ -24,7 +24,25 @@ from torch.distributions import (
 )
 from torch.distributions.utils import broadcast_all
 
-__all__ = ["InverseGaussian", "LogLogistic", "Logistic"]
+__all__ = ["InverseGaussian", "LogLogistic", "Logistic", "logistic_log_prob",
+           "loglogistic_log_prob"]
+
+
+def logistic_log_prob(loc, scale, value):
+    """Log density of the logistic law: ``-z - log(scale) - 2 log(1 + exp(-z))``,
+    ``z = (value - loc) / scale``, written symmetrically in ``|z|``.  Shared by
+    :class:`Logistic` and the family, which calls it without building the distribution
+    (whose construction imports SymPy through ``torch.broadcast_shapes``)."""
+    z = (value - loc) / scale
+    return -z.abs() - torch.log(scale) - 2.0 * torch.nn.functional.softplus(-z.abs())
+
+
+def loglogistic_log_prob(scale, concentration, value):
+    """Log density of the log-logistic law (:class:`LogLogistic`): ``log c - log y - |z| -
+    2 log(1 + exp(-|z|))``, ``z = c (log y - log scale)``."""
+    z = concentration * (torch.log(value) - torch.log(scale))
+    return (torch.log(concentration) - torch.log(value) - z.abs()
+            - 2.0 * torch.nn.functional.softplus(-z.abs()))
 
 
 class Logistic(TransformedDistribution):
@@ -46,9 +64,7 @@ class Logistic(TransformedDistribution):
         super().__init__(base, transforms, validate_args=validate_args)
 
     def log_prob(self, value):
-        z = (value - self.loc) / self.scale
-        # log f = -z - log(scale) - 2 log(1 + exp(-z)), written symmetrically in |z|.
-        return -z.abs() - torch.log(self.scale) - 2.0 * torch.nn.functional.softplus(-z.abs())
+        return logistic_log_prob(self.loc, self.scale, value)
 
     def cdf(self, value):
         return torch.sigmoid((value - self.loc) / self.scale)
@@ -173,9 +189,7 @@ class LogLogistic(TransformedDistribution):
         return self.concentration * (torch.log(value) - torch.log(self.scale))
 
     def log_prob(self, value):
-        z = self._z(value)
-        return (torch.log(self.concentration) - torch.log(value) - z.abs()
-                - 2.0 * torch.nn.functional.softplus(-z.abs()))
+        return loglogistic_log_prob(self.scale, self.concentration, value)
 
     def cdf(self, value):
         return torch.sigmoid(self._z(value))

@@ -19,6 +19,7 @@ from . import scores as _scores
 from ._special import EULER_GAMMA, stdtr_ad, studentt_log_prob
 from ._stats import scipy_elementwise, weighted_mean_var, weighted_quantile
 from ._torch_extra import Logistic as _TorchLogistic
+from ._torch_extra import logistic_log_prob
 from .base import Family, as_float64_tensor, info_matrix
 from .registry import register
 from .support import REAL
@@ -257,6 +258,12 @@ class Logistic(Family):
         inv_var = params["scale"].pow(-2)
         return torch.stack([inv_var / 3.0, inv_var * (math.pi**2 + 3.0) / 9.0], dim=-1)
 
+    def log_prob(self, params, y):
+        """The logistic log density without building the torch distribution (a
+        ``TransformedDistribution``, whose construction costs a SymPy import in a fresh
+        process)."""
+        return logistic_log_prob(params["loc"], params["scale"], y)
+
     def log_cdf(self, params, y):
         return torch.nn.functional.logsigmoid((y - params["loc"]) / params["scale"])
 
@@ -291,6 +298,14 @@ class Gumbel(Family):
         c = 1.0 - EULER_GAMMA
         return info_matrix([[inv_var, -c * inv_var],
                             [-c * inv_var, (c * c + math.pi**2 / 6.0) * inv_var]])
+
+    def log_prob(self, params, y):
+        """``-z - exp(-z) - log(scale)``, ``z = (y - loc) / scale``: torch's
+        ``Gumbel.log_prob`` without building the distribution (a ``TransformedDistribution``,
+        whose construction costs a SymPy import in a fresh process)."""
+        scale = params["scale"]
+        z = (y - params["loc"]) / scale
+        return -z - torch.exp(-z) - torch.log(scale)
 
     def cdf(self, params, y):
         z = (y - params["loc"]) / params["scale"]

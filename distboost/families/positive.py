@@ -21,6 +21,7 @@ from ._special import EULER_GAMMA, gammainc_ad, gammaincc_ad
 from ._stats import scipy_elementwise, weighted_mean_var, weighted_quantile
 from ._torch_extra import InverseGaussian as _IG
 from ._torch_extra import LogLogistic as _LL
+from ._torch_extra import loglogistic_log_prob
 from .base import Family, info_matrix, refuse_all_zero
 from .continuous import normal_scale_profile
 from .registry import register
@@ -149,6 +150,14 @@ class Weibull(Family):
         c = 1.0 - EULER_GAMMA
         off = -c / lam
         return info_matrix([[(k / lam) ** 2, off], [off, (c * c + math.pi**2 / 6.0) / (k * k)]])
+
+    def log_prob(self, params, y):
+        """``log k - log l + (k - 1) log(y / l) - (y / l)^k``: torch's ``Weibull.log_prob``
+        without building the distribution (a ``TransformedDistribution``, whose construction
+        costs a SymPy import in a fresh process)."""
+        lam, k = params["scale"], params["concentration"]
+        log_t = torch.log(y) - torch.log(lam)
+        return torch.log(k) - torch.log(lam) + (k - 1.0) * log_t - torch.exp(k * log_t)
 
     def cdf(self, params, y):
         z = (y.clamp_min(0.0) / params["scale"]) ** params["concentration"]
@@ -323,6 +332,12 @@ class LogLogistic(Family):
     def fisher_natural(self, params):
         s, c = params["scale"], params["concentration"]
         return torch.stack([c * c / (3.0 * s * s), (math.pi**2 + 3.0) / (9.0 * c * c)], dim=-1)
+
+    def log_prob(self, params, y):
+        """The log-logistic log density without building the torch distribution (a
+        ``TransformedDistribution``, whose construction costs a SymPy import in a fresh
+        process)."""
+        return loglogistic_log_prob(params["scale"], params["concentration"], y)
 
     def _z(self, params, y):
         return params["concentration"] * (torch.log(y) - torch.log(params["scale"]))

@@ -187,3 +187,27 @@ def test_a_user_family_and_a_booster_loss_keep_autograd():
     booster = Booster(lambda raw, d: (raw[:, 0] - d["y"]) ** 2, n_estimators=5,
                       step="newton").fit(X, {"y": y})
     assert np.isfinite(booster.predict_raw(X)).all()
+
+
+def test_a_fit_of_the_closed_form_families_imports_no_sympy():
+    """Building a ``TransformedDistribution`` (torch's Gumbel and Weibull, distboost's logistic
+    and log-logistic laws) calls ``torch.broadcast_shapes``, which imports SymPy: about 0.3 s
+    of CPU in a fresh process, paid by the first fit.  The families compute their log density
+    without the distribution object, so a fresh interpreter fitting them (censored twin
+    included) never imports SymPy."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np, distboost as db\n"
+        "rng = np.random.default_rng(0)\n"
+        "X = rng.normal(size=(300, 3)); y = np.exp(X[:, 0] + 0.5 * rng.normal(size=300))\n"
+        "for f in ('gumbel', 'logistic', 'loglogistic', 'weibull', 'censored_weibull'):\n"
+        "    t = db.censored.right(y, y < 3) if f.startswith('censored') else y\n"
+        "    db.DistributionalRegressor(family=f, n_estimators=5, early_stopping=False,\n"
+        "                               random_state=0).fit(X, t)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'sympy')[:3])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
