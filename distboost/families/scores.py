@@ -88,7 +88,9 @@ def raw_nll_grad(family, formula, raw: torch.Tensor, y: torch.Tensor, fisher: bo
     ``natural_fisher``, when the family does not override it, from :meth:`fisher_natural` at
     the parameters and link derivatives already computed; None without a closed form)."""
     values, derivs, plain = [], [], []
-    low, high = torch.aminmax(raw)
+    # The engine's scores are column-major (views of (K, n)): reduce over the contiguous
+    # transpose (a fifth of the time on 20,000 rows), the same elements.
+    low, high = torch.aminmax(raw.T if raw.T.is_contiguous() else raw)
     inside = bool(low > -RAW_BOUND) and bool(high < RAW_BOUND)  # one pass: no link clamps
     for k, p in enumerate(family.param_names):
         out = link_value_and_derivative(family.links[p], raw[:, k], inside)
@@ -122,10 +124,20 @@ def floored(raw: torch.Tensor, floor: torch.Tensor | None) -> torch.Tensor:
 
 def below_floor(grad: torch.Tensor, raw: torch.Tensor, floor: torch.Tensor | None):
     """``grad`` with zeros where a raw score lies strictly below its floor (at the floor it
-    keeps the one-sided derivative from above, as autograd of ``clamp(raw, min=floor)``)."""
-    if floor is None or not bool(torch.isfinite(floor).any()):
+    keeps the one-sided derivative from above, as autograd of ``clamp(raw, min=floor)``).
+
+    ``grad`` is changed in place, column by column, for the columns with a floor (the
+    callers pass the gradient they have just computed; on 20,000 rows a fourth of the time
+    of a masked copy of the whole array)."""
+    if floor is None:
         return grad
-    return grad.masked_fill(raw < floor.to(raw.device, raw.dtype), 0.0)
+    values = floor.tolist()
+    if not any(math.isfinite(f) for f in values):
+        return grad
+    for k, f in enumerate(values):
+        if f > -math.inf:
+            grad[:, k].masked_fill_(raw[:, k] < f, 0.0)
+    return grad
 
 
 def chain_rule(family, formula, raw: torch.Tensor, y: torch.Tensor,
