@@ -20,6 +20,7 @@ import math
 import numpy as np
 import torch
 
+from . import scores as _scores
 from .base import Family, _normalise_weights
 from .registry import available, get, register_prefix, register_wrapper
 from .wrapper import Wrapped
@@ -191,11 +192,13 @@ class Censored(Wrapped):
         return out
 
     def raw_derivatives(self, raw, y, floor=None):
-        """The latent family's closed form on the exact rows, autograd of :meth:`nll` on the
-        censored ones only, and the latent Fisher information (as :meth:`fisher_information`)
-        on all; None when the latent family has no closed form.  A target without censored
-        rows costs what the latent family's does; each censored row costs what it costs on
-        the autograd path.
+        """The latent family's closed form on the exact rows, its closed-form tails on the
+        right- and left-censored rows (``sf_formula`` / ``cdf_formula``,
+        :mod:`distboost.families.tails`), autograd of :meth:`nll` on the other censored rows
+        only, and the latent Fisher information (as :meth:`fisher_information`) on all; None
+        when the latent family has no closed form.  A target without censored rows costs
+        what the latent family's does; each censored row without a closed-form tail costs
+        what it costs on the autograd path.
 
         Parameters
         ----------
@@ -212,18 +215,45 @@ class Censored(Wrapped):
         if fast is None:
             return None
         nll, grad, fisher = fast
-        idx = torch.nonzero(~exact)[:, 0]
+        rest = ~exact
+        if not bool(rest.any()):
+            return nll, grad, fisher
+        nll, grad = nll.clone(), grad.clone()
+        for mask, formula, bound in self._tails(lo, hi):
+            idx = torch.nonzero(mask)[:, 0]
+            if formula is None or not idx.numel():
+                continue
+            r = raw[idx]
+            out = _scores.raw_nll_grad(self.inner, formula, _scores.floored(r, floor),
+                                       bound[idx])
+            if out is None:  # a link without a closed form: autograd below
+                continue
+            nll[idx] = out[0]
+            grad[idx] = _scores.below_floor(out[1], r, floor)
+            rest &= ~mask
+        idx = torch.nonzero(rest)[:, 0]
         if idx.numel():
             with torch.enable_grad():
                 r = raw[idx].detach().clone().requires_grad_(True)
                 low = r if floor is None else torch.clamp(r, min=floor.to(r.dtype))
                 part = self.nll(low, y[idx])
                 (g,) = torch.autograd.grad(part.sum(), r)
-            nll = nll.clone()
             nll[idx] = part.detach()
-            grad = grad.clone()
             grad[idx] = g
         return nll, grad, fisher
+
+    def _tails(self, lo, hi):
+        """``(mask, formula, bound)`` of the right- and left-censored rows (as
+        :meth:`row_types` counts them): the latent family's ``sf_formula`` at the lower
+        bound and its ``cdf_formula`` at the upper (:mod:`distboost.families.tails`; None
+        without one)."""
+        s = self.support
+        left_open = lo <= s.low if math.isfinite(s.low) else torch.isneginf(lo)
+        right_open = hi >= s.high if math.isfinite(s.high) else torch.isposinf(hi)
+        censored = lo != hi
+        return ((censored & right_open & ~left_open, getattr(self.inner, "sf_formula", None), lo),
+                (censored & left_open & ~right_open, getattr(self.inner, "cdf_formula", None),
+                 hi))
 
     def _stand_in(self, lo, hi):
         """A value inside the support per row (a finite bound inside it, else an interior

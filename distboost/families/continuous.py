@@ -16,6 +16,7 @@ import torch.distributions as D
 from ..links import RAW_BOUND
 from . import crps as _crps
 from . import scores as _scores
+from . import tails as _tails
 from ._special import EULER_GAMMA, stdtr_ad, studentt_log_prob
 from ._stats import scipy_elementwise, weighted_mean_var, weighted_quantile
 from ._torch_extra import Logistic as _TorchLogistic
@@ -45,6 +46,8 @@ class Normal(Family):
     crps_formula = staticmethod(_crps.normal)
     dispersion_param = "scale"
     score_formula = staticmethod(_scores.normal)
+    sf_formula = staticmethod(_tails.normal_sf)
+    cdf_formula = staticmethod(_tails.normal_cdf)
     torch_class = D.Normal
     param_names = ("loc", "scale")
     support = REAL
@@ -244,6 +247,8 @@ class Logistic(Family):
     crps_formula = staticmethod(_crps.logistic)
     dispersion_param = "scale"
     score_formula = staticmethod(_scores.logistic)
+    sf_formula = staticmethod(_tails.logistic_sf)
+    cdf_formula = staticmethod(_tails.logistic_cdf)
     torch_class = _TorchLogistic
     param_names = ("loc", "scale")
     support = REAL
@@ -282,6 +287,8 @@ class Gumbel(Family):
     crps_formula = staticmethod(_crps.gumbel)
     dispersion_param = "scale"
     score_formula = staticmethod(_scores.gumbel)
+    sf_formula = staticmethod(_tails.gumbel_sf)
+    cdf_formula = staticmethod(_tails.gumbel_cdf)
     torch_class = D.Gumbel
     param_names = ("loc", "scale")
     support = REAL

@@ -17,6 +17,7 @@ import torch.distributions as D
 
 from . import crps as _crps
 from . import scores as _scores
+from . import tails as _tails
 from ._special import EULER_GAMMA, gammainc_ad, gammaincc_ad
 from ._stats import scipy_elementwise, weighted_mean_var, weighted_quantile
 from ._torch_extra import InverseGaussian as _IG
@@ -44,6 +45,8 @@ class LogNormal(Family):
     crps_formula = staticmethod(_crps.lognormal)
     dispersion_param = "scale"
     score_formula = staticmethod(_scores.lognormal)
+    sf_formula = staticmethod(_tails.lognormal_sf)
+    cdf_formula = staticmethod(_tails.lognormal_cdf)
     torch_class = D.LogNormal
     param_names = ("loc", "scale")
     support = POSITIVE
@@ -132,6 +135,8 @@ class Weibull(Family):
     reference = "`weibull_min(c=concentration, scale=scale)`"
     censorable = True
     score_formula = staticmethod(_scores.weibull)
+    sf_formula = staticmethod(_tails.weibull_sf)
+    cdf_formula = staticmethod(_tails.weibull_cdf)
     torch_class = D.Weibull
     param_names = ("scale", "concentration")
     support = POSITIVE
@@ -185,6 +190,8 @@ class Exponential(Family):
     closed_form_crps = True
     crps_formula = staticmethod(_crps.exponential)
     score_formula = staticmethod(_scores.exponential)
+    sf_formula = staticmethod(_tails.exponential_sf)
+    cdf_formula = staticmethod(_tails.exponential_cdf)
     torch_class = D.Exponential
     param_names = ("rate",)
     support = NONNEGATIVE
@@ -319,6 +326,8 @@ class LogLogistic(Family):
     reference = "`fisk(c=concentration, scale=scale)`"
     censorable = True
     score_formula = staticmethod(_scores.loglogistic)
+    sf_formula = staticmethod(_tails.loglogistic_sf)
+    cdf_formula = staticmethod(_tails.loglogistic_cdf)
     torch_class = _LL
     param_names = ("scale", "concentration")
     support = POSITIVE

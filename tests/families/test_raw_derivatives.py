@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from family_cases import FAMILIES, PAIR_IDS, PAIRS, case, draws, marked
+from family_cases import FAMILIES, PAIR_IDS, PAIRS, case, draws, marked, scipy_law
 from family_cases import family as _family
 
 import distboost as db
@@ -211,3 +211,30 @@ def test_a_fit_of_the_closed_form_families_imports_no_sympy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+TAILED = [f for f in CENSORABLE if getattr(_family(f), "sf_formula", None) is not None]
+
+
+@pytest.mark.parametrize("name", TAILED)
+def test_closed_form_tails_equal_autograd_far_in_both_tails(name):
+    """The right- and left-censored rows' closed forms (``distboost.families.tails``) at
+    bounds from the median out to quantiles 1e-300 and 1 - 1e-100 (the hazard and the
+    reversed hazard grow without bound there): autograd of the family's own ``log_sf`` and
+    ``log_cdf`` to 1e-10, and finite wherever autograd is."""
+    assert getattr(_family(name), "cdf_formula", None) is not None
+    fam = Censored(name)
+    inner = _family(name)
+    p = case(name).params[0]
+    law = scipy_law(name, p)
+    x = np.concatenate([law.ppf([1e-300, 1e-100, 1e-15, 1e-6, 0.3, 0.5, 0.7]),
+                        law.isf([1e-6, 1e-15, 1e-100])])
+    assert np.all(np.isfinite(x) & (x > inner.support.low)), x
+    x = torch.as_tensor(x)
+    bottom = inner.support.low if np.isfinite(inner.support.low) else -np.inf
+    bounds = torch.cat([torch.stack([x, torch.full_like(x, np.inf)], 1),
+                        torch.stack([torch.full_like(x, bottom), x], 1)])
+    raw = torch.as_tensor(np.repeat(inner.raw_from_params(p)[None, :], bounds.shape[0], 0))
+    floor = torch.full((inner.n_params,), -torch.inf, dtype=torch.float64)
+    fast = fam.raw_derivatives(raw, bounds, floor)
+    _assert_equal(fast, _autograd(fam, raw, bounds, floor), name)
