@@ -265,16 +265,45 @@ def _stirling_tail(x: torch.Tensor) -> torch.Tensor:
     return inv * (1.0 / 12.0 - inv2 * (1.0 / 360.0 - inv2 / 1260.0))
 
 
-#: The last few ``log y!`` computed, as ``(weak reference to y, y._version, log y!)``.
-_LOG_FACTORIALS: list = []
+#: The last few values derived from targets, as ``(weak reference to y, y._version, key,
+#: value)``: see :func:`remembered`.
+_REMEMBERED: list = []
+_REMEMBER_MAX = 8
+
+
+def remembered(y: torch.Tensor, key: str, fn):
+    """``fn(y)``, remembered for the last few targets: a fit evaluates the same ``y`` (its
+    training and validation rows) every round, and some terms depend on ``y`` alone (``log
+    y!``, the zero mixtures' stand-in values).  An entry holds ``y`` weakly (it goes when
+    ``y`` goes) and is used only for the same tensor object unchanged since
+    (``Tensor._version``); the value carries no gradient (``y`` is data) and must not be
+    changed in place by its users.
+
+    Parameters
+    ----------
+    y : Tensor
+    key : str
+        What ``fn`` computes (one entry per target and key).
+    fn : callable
+        ``fn(y) -> Tensor``.
+    """
+    for ref, version, k, value in tuple(_REMEMBERED):
+        if k == key and ref() is y and version == y._version:
+            return value
+    with torch.no_grad():
+        value = fn(y)
+    try:
+        entry = (weakref.ref(y, _forget), y._version, key, value)
+    except TypeError:  # not a tensor that can be referenced weakly: nothing to remember
+        return value
+    kept = [e for e in _REMEMBERED[-(_REMEMBER_MAX - 1):] if e[0]() is not None]
+    _REMEMBERED[:] = kept + [entry]
+    return value
 
 
 def log_factorial(y: torch.Tensor) -> torch.Tensor:
-    """``lgamma(y + 1)``, remembered for the last few targets: the count families' NLL adds
-    it on every evaluation, and a fit evaluates the same ``y`` (its training and validation
-    rows) every round.  An entry holds ``y`` weakly (it goes when ``y`` goes) and is used
-    only for the same tensor object unchanged since (``Tensor._version``); the value carries
-    no gradient (``y`` is data).
+    """``lgamma(y + 1)``, remembered for the last few targets (:func:`remembered`): the count
+    families' NLL adds it on every evaluation.
 
     Parameters
     ----------
@@ -284,22 +313,12 @@ def log_factorial(y: torch.Tensor) -> torch.Tensor:
     -------
     Tensor of shape (n,)
     """
-    for ref, version, value in tuple(_LOG_FACTORIALS):
-        if ref() is y and version == y._version:
-            return value
-    with torch.no_grad():
-        value = torch.lgamma(y + 1.0)
-    try:
-        entry = (weakref.ref(y, _forget), y._version, value)
-    except TypeError:  # not a tensor that can be referenced weakly: nothing to remember
-        return value
-    _LOG_FACTORIALS[:] = [e for e in _LOG_FACTORIALS[-3:] if e[0]() is not None] + [entry]
-    return value
+    return remembered(y, "log_factorial", lambda t: torch.lgamma(t + 1.0))
 
 
 def _forget(ref) -> None:
-    """Drop the entry of a target that no longer exists (its values go with it)."""
-    _LOG_FACTORIALS[:] = [e for e in _LOG_FACTORIALS if e[0] is not ref]
+    """Drop the entries of a target that no longer exists (its values go with it)."""
+    _REMEMBERED[:] = [e for e in _REMEMBERED if e[0] is not ref]
 
 
 def lgamma_ratio(r: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 
 from ..links import RAW_BOUND
-from ._special import STIRLING_MIN, lgamma_ratio, log_factorial
+from ._special import STIRLING_MIN, lgamma_ratio, log_factorial, remembered
 from .information import raw_information
 
 __all__ = ["below_floor", "chain_rule", "floored", "link_value_and_derivative",
@@ -380,13 +380,16 @@ def zero_mixture_raw(base_nll_grad, raw_gate: torch.Tensor, y: torch.Tensor, inf
     inside = _inside(raw_gate)
     log_g, log_1mg = F.logsigmoid(b), F.logsigmoid(-b)
     g = torch.sigmoid(b)
-    zero = y == 0
-    nll_pos, grad_pos = base_nll_grad(torch.where(zero, torch.ones_like(y), y))
+    # Derived from y alone, the same tensors every round (terms of the base that depend on y
+    # only, such as log y!, are then remembered too).
+    zero = remembered(y, "is_zero", lambda t: t == 0)
+    nll_pos, grad_pos = base_nll_grad(
+        remembered(y, "zero_to_one", lambda t: torch.where(t == 0, torch.ones_like(t), t)))
     nll = torch.where(zero, -log_g, nll_pos - log_1mg)
     g_gate = torch.where(zero, g - 1.0, g)
     grad = torch.where(zero[:, None], 0.0, grad_pos)
     if inflated:
-        nll0, grad0 = base_nll_grad(torch.zeros_like(y))
+        nll0, grad0 = base_nll_grad(remembered(y, "zeros", torch.zeros_like))
         lse = torch.logaddexp(log_g, log_1mg - nll0)
         post = torch.exp(log_g - lse)
         nll = torch.where(zero, -lse, nll)

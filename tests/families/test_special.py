@@ -222,7 +222,20 @@ def test_log_factorial_is_remembered_per_target_and_never_stale():
     y[0] = 3.0  # changed in place: computed again
     torch.testing.assert_close(_special.log_factorial(y), torch.lgamma(y + 1.0), rtol=0.0,
                                atol=0.0)
-    n_before = len(_special._LOG_FACTORIALS)
+    n_before = len(_special._REMEMBERED)
     del y, same_values
     gc.collect()
-    assert len(_special._LOG_FACTORIALS) < n_before  # gone with their targets
+    assert len(_special._REMEMBERED) < n_before  # gone with their targets
+
+
+def test_remembered_values_are_per_key_and_never_stale():
+    from distboost.families._special import remembered
+
+    y = torch.tensor([0.0, 2.0], dtype=torch.float64)
+    a = remembered(y, "double", lambda t: 2.0 * t)
+    assert remembered(y, "double", lambda t: 3.0 * t) is a  # the same target and key
+    b = remembered(y, "triple", lambda t: 3.0 * t)  # another key: its own value
+    torch.testing.assert_close(b, 3.0 * y, rtol=0.0, atol=0.0)
+    y.add_(1.0)  # changed in place: computed again
+    torch.testing.assert_close(remembered(y, "double", lambda t: 2.0 * t), 2.0 * y,
+                               rtol=0.0, atol=0.0)
