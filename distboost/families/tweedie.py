@@ -13,21 +13,21 @@ summed in log space (log-sum-exp) over a window of ``j`` around the largest term
 ``j_max = y^(2-p) / (phi (2-p))``, of half-width ``8 sqrt(j_max (p-1)) + 6`` (the terms are
 log-concave in ``j`` with curvature ``-1 / (j (p-1))``: the window drops terms below
 ``exp(-32)`` of the largest; Dunn & Smyth 2005, sec. 4; against a window of ``10 sqrt(j_max
-(p-1)) + 15`` the log-density moved by at most ``1e-12`` on 200,000 random rows).  Every
-piece is a torch operation, so the likelihood is differentiable in ``mean``, ``dispersion``
-and ``power`` by autograd.
+(p-1)) + 15`` the log-density moved by at most ``1e-12`` on 200,000 random rows).  The
+likelihood is differentiable in ``mean``, ``dispersion`` and ``power`` by autograd; the
+series (:mod:`distboost.families._tweedie_series`) supplies its own first and second
+derivatives in ``dispersion`` and ``power``, computed in the same pass as its value.
 
 Like the zero-adjusted families, the likelihood mixes a probability (zeros) and a density:
 ``point_mass = 0`` (``compare_families`` ranks it by CRPS against other kinds).  The cdf is the
 Poisson mixture of gamma cdfs (``scipy.special.gammainc`` through torch), quantiles invert it
 above ``P(0)``; the CRPS is numerical; the Fisher information has no closed form in ``power``,
-so ``step="auto"`` is Newton's step (autograd Hessian), and ``step="natural"`` uses the
-quadrature of :mod:`distboost.families.fisher` split at the point mass.
+so ``step="auto"`` is Newton's step (the Hessian's diagonal by autograd), and
+``step="natural"`` uses the quadrature of :mod:`distboost.families.fisher` split at the point
+mass.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import torch
@@ -35,54 +35,12 @@ import torch.distributions as D
 from torch.distributions import constraints
 
 from ._inversion import invert_cdf
+from ._tweedie_series import CHUNK, log_w
 from .base import Family, as_float64_tensor, refuse_all_zero
 from .registry import register
 from .support import NONNEGATIVE, POSITIVE
 
 __all__ = ["Tweedie", "TweedieDistribution", "tweedie_log_prob"]
-
-#: Largest number of (row, term) pairs evaluated at once by the series.
-_CHUNK = 2_000_000
-#: Half-width of the series' window: ``_SDS`` standard deviations of ``j`` plus ``_MARGIN``
-#: terms (module docstring).
-_SDS, _MARGIN = 8.0, 6.0
-
-
-def _log_w(y: torch.Tensor, phi: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
-    """``log W(y, phi, p)`` of Dunn & Smyth (2005), eq. (4), for ``y > 0``: a log-sum-exp of
-    ``j log z - lgamma(j + 1) - lgamma(j a)`` over a window of ``j`` (module docstring), with
-    ``log z = a log y ... `` written as ``-alpha log y + alpha log(p - 1) - (1 - alpha) log phi
-    - log(2 - p)``, ``alpha = (2 - p) / (1 - p)``, ``a = -alpha``.
-
-    Rows are taken in groups of similar window widths (within 25 %), so that a few rows far
-    in the tail do not widen every row's window."""
-    y, phi, p = torch.broadcast_tensors(y, phi, p)
-    alpha = (2.0 - p) / (1.0 - p)
-    log_z = (-alpha * torch.log(y) + alpha * torch.log(p - 1.0)
-             - (1.0 - alpha) * torch.log(phi) - torch.log(2.0 - p))
-    with torch.no_grad():
-        j_max = (y ** (2.0 - p) / (phi * (2.0 - p))).clamp_min(1.0)
-        half = torch.ceil(_SDS * torch.sqrt(j_max * (p - 1.0)) + _MARGIN)
-        centre = torch.round(j_max)
-        order = torch.argsort(half)
-        group = torch.floor(torch.log(half[order]) / math.log(1.25))
-        cuts = (torch.nonzero(group[1:] != group[:-1]).flatten() + 1).tolist()
-    parts = []
-    for rows in torch.tensor_split(order, cuts) if y.shape[0] else ():
-        width = int(half[rows].max().item())
-        for sub in torch.split(rows, max(1, _CHUNK // (2 * width + 1))):
-            j = centre[None, sub] + torch.arange(-width, width + 1, dtype=torch.float64,
-                                                 device=centre.device)[:, None]
-            valid = j >= 1.0
-            js = torch.where(valid, j, torch.ones_like(j))
-            terms = (js * log_z[None, sub] - torch.lgamma(js + 1.0)
-                     - torch.lgamma(-js * alpha[None, sub]))
-            terms = torch.where(valid, terms, torch.full_like(terms, -math.inf))
-            parts.append(torch.logsumexp(terms, dim=0))
-    if not parts:
-        return torch.zeros(0, dtype=torch.float64, device=y.device)
-    return torch.cat(parts)[torch.argsort(order)]
-
 
 def tweedie_log_prob(y, mean, dispersion, power) -> torch.Tensor:
     """Log-probability at ``y = 0`` and log-density above, shape of the broadcast inputs'
@@ -94,7 +52,7 @@ def tweedie_log_prob(y, mean, dispersion, power) -> torch.Tensor:
     pos = y > 0
     ys = torch.where(pos, y, torch.ones_like(y))
     theta = mu ** (1.0 - p) / (1.0 - p)
-    dens = (ys * theta - mu ** (2.0 - p) / (2.0 - p)) / phi - torch.log(ys) + _log_w(ys, phi, p)
+    dens = (ys * theta - mu ** (2.0 - p) / (2.0 - p)) / phi - torch.log(ys) + log_w(ys, phi, p)
     return torch.where(pos, dens, -lam).reshape(shape)
 
 
@@ -181,7 +139,7 @@ class Tweedie(Family):
         n, start = y.shape[0], 0
         while start < n:
             width = int(half[start:].max().item())
-            rows = max(1, min(n - start, _CHUNK // (2 * width + 1)))
+            rows = max(1, min(n - start, CHUNK // (2 * width + 1)))
             sl = slice(start, start + rows)
             width = int(half[sl].max().item())
             j = centre[None, sl] + torch.arange(-width, width + 1, dtype=torch.float64,
