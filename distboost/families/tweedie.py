@@ -48,12 +48,18 @@ def tweedie_log_prob(y, mean, dispersion, power) -> torch.Tensor:
     y, mu, phi, p = torch.broadcast_tensors(as_float64_tensor(y), mean, dispersion, power)
     shape = y.shape
     y, mu, phi, p = (t.reshape(-1) for t in (y, mu, phi, p))
-    lam = mu ** (2.0 - p) / (phi * (2.0 - p))
+    # mu^(2-p) and mu^(1-p) as exponentials of log mu: a smaller graph to differentiate
+    # twice than torch's pow with a tensor exponent.
+    log_mu = torch.log(mu)
+    kappa = torch.exp((2.0 - p) * log_mu) / (2.0 - p)
     pos = y > 0
     ys = torch.where(pos, y, torch.ones_like(y))
-    theta = mu ** (1.0 - p) / (1.0 - p)
-    dens = (ys * theta - mu ** (2.0 - p) / (2.0 - p)) / phi - torch.log(ys) + log_w(ys, phi, p)
-    return torch.where(pos, dens, -lam).reshape(shape)
+    theta = torch.exp((1.0 - p) * log_mu) / (1.0 - p)
+    # The series on the positive rows only (a zero's log-probability is -lam).
+    idx = torch.nonzero(pos)[:, 0]
+    series = torch.zeros_like(y).index_put((idx,), log_w(y[idx], phi[idx], p[idx]))
+    dens = (ys * theta - kappa) / phi - torch.log(ys) + series
+    return torch.where(pos, dens, -kappa / phi).reshape(shape)
 
 
 class TweedieDistribution(D.Distribution):
