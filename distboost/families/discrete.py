@@ -25,6 +25,7 @@ from ..links import RAW_BOUND
 from . import crps as _crps
 from . import scores as _scores
 from ._nb_table import nb_orth_information
+from ._one_parameter import OneParameterNumpy
 from ._special import lgamma_ratio
 from ._stats import scipy_elementwise, weighted_mean_var
 from .base import Family, info_matrix
@@ -49,7 +50,7 @@ def _nb_log_pmf(r: torch.Tensor, logits: torch.Tensor, y: torch.Tensor) -> torch
 
 
 @register
-class Poisson(Family):
+class Poisson(OneParameterNumpy, Family):
     """Poisson family with mean ``rate``."""
 
     name = "poisson"

@@ -18,6 +18,7 @@ import torch.distributions as D
 from . import crps as _crps
 from . import scores as _scores
 from . import tails as _tails
+from ._one_parameter import OneParameterNumpy
 from ._special import EULER_GAMMA, gammainc_ad, gammaincc_ad
 from ._stats import scipy_elementwise, weighted_mean_var, weighted_quantile
 from ._torch_extra import InverseGaussian as _IG
@@ -181,7 +182,7 @@ class Weibull(Family):
 
 
 @register
-class Exponential(Family):
+class Exponential(OneParameterNumpy, Family):
     """Exponential family with ``rate``; support ``y >= 0``."""
 
     name = "exponential"
@@ -220,7 +221,7 @@ class Exponential(Family):
 
 
 @register
-class HalfNormal(Family):
+class HalfNormal(OneParameterNumpy, Family):
     """Half-normal family, ``|X|`` for ``X ~ N(0, scale^2)``; scipy's ``halfnorm(scale=scale)``.
 
     Support ``y >= 0`` (the density ``sqrt(2 / pi) / scale`` at zero is finite).  Closed
