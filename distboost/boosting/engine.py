@@ -187,7 +187,8 @@ def fit_boosting(
     descent direction to first order, before training stops (``fallback_rounds_``).  After
     :data:`STICKY_FALLBACKS` such rounds in a row, the later rounds are grown from the
     diagonal Fisher step directly (listed in ``fallback_rounds_`` too), but for one natural
-    try every :data:`STICKY_RETRY` rounds, kept until one of its rounds falls back again.
+    try every :data:`STICKY_RETRY` rounds, kept if its full step descends (no halving: a
+    retry that overshoots falls back at once) and until one of its rounds falls back again.
 
     The criterion is the full training loss, also under ``subsample`` < 1 (a tree grown on
     a bag is judged on every row).  With ``clip_gradients`` the trees deliberately do not
@@ -295,10 +296,11 @@ def fit_boosting(
         it += 1
         before = value
         train_curve.append(before)  # loss before this round's trees
+        retrying = False
         if active is not step and (it - since) % STICKY_RETRY == 0:
             retry = _evaluate(step, backend, True)[1]  # the natural step, tried again
             if retry is not None:
-                active, pair = step, retry
+                active, pair, retrying = step, retry, True
         active.pin(pair)  # the line search's evaluations must not overwrite it
         if fixed is not None:
             backend.frozen[:] = it > fixed
@@ -313,7 +315,10 @@ def fit_boosting(
                                    with_derivatives, descent and not frozen)
         natural = params.step == "natural" and active is step
         try:
-            value, pair, error, scale = search(uphill_exit=natural)
+            # A retried natural step is kept only if its full step descends: halving it
+            # (up to MAX_HALVINGS regrowths) would cost more than the diagonal step it tests.
+            value, pair, error, scale = search(uphill_exit=natural,
+                                               max_halvings=0 if retrying else MAX_HALVINGS)
             if active is not step:
                 fallback_rounds.append(it)
         except _NoDescent as err:
@@ -443,11 +448,12 @@ def _fallback_step(loss, data, init_raw, n, fisher, derivatives, sample_weight,
                         curvature_scale=scale, derivatives=derivatives, device=device)
 
 
-def _line_search(backend, step, lr, before, with_derivatives, descent, uphill_exit):
+def _line_search(backend, step, lr, before, with_derivatives, descent, uphill_exit,
+                 max_halvings=MAX_HALVINGS):
     """Halve the step of the round just grown until the training loss is accepted.
 
     Returns ``(value, pair, error, scale)`` at the accepted step.  Raises
-    :class:`_NoDescent` when no step down to ``lr / 2**MAX_HALVINGS`` is accepted or, with
+    :class:`_NoDescent` when no step down to ``lr / 2**max_halvings`` is accepted or, with
     ``uphill_exit``, as soon as the loss's rise shrinks only linearly with the step (ratio
     above :data:`UPHILL_RATIO` between consecutive halvings): the trees point uphill, so
     shorter steps of the same trees cannot descend.
@@ -461,9 +467,9 @@ def _line_search(backend, step, lr, before, with_derivatives, descent, uphill_ex
             raise _NoDescent(f"the round's trees point uphill (the training loss rises from "
                              f"{before:.10g} to {value:.10g} at step x {scale:g}, and "
                              "proportionally less at shorter steps)", True, uphill=True)
-        if scale <= 0.5 ** MAX_HALVINGS:
+        if scale <= 0.5 ** max_halvings:
             raise _NoDescent(f"{_failure(value, error, before)} at every step length down to "
-                             f"learning_rate / {2 ** MAX_HALVINGS}", bool(np.isfinite(value)))
+                             f"learning_rate / {2 ** max_halvings}", bool(np.isfinite(value)))
         last_rise = rise
         scale *= 0.5
         backend.retry(lr * scale)

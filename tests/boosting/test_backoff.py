@@ -328,3 +328,34 @@ def test_the_natural_step_is_tried_again_and_kept_once_it_descends():
     assert fe.n_iter_ == 20 and fe.stopped_reason == "n_estimators"
     train = fe.evals_result_["train"]["loss"]
     assert all(b <= a + 1e-12 for a, b in zip(train, train[1:], strict=False))
+
+
+def test_a_retried_natural_step_that_overshoots_falls_back_at_once():
+    """After the switch to the diagonal step, the natural step retried at round 13 would
+    descend only at half its step (its information is 25 x too small once the coupling is
+    off): a retry is kept only if its full step descends, so round 13 falls back at once (one
+    regrowth, not up to MAX_HALVINGS) and the diagonal step grows every round to the end."""
+    from distboost.boosting.engine import DESCENT_RTOL, STICKY_FALLBACKS, STICKY_RETRY
+
+    X, data = uphill_problem()
+    coupled = {"on": True}
+
+    def fisher(raw, d):
+        if coupled["on"]:
+            return mixed_fisher(raw, d)
+        return 0.04 * torch.eye(2, dtype=torch.float64).expand(raw.shape[0], 2, 2).clone()
+
+    def callback(it, raw):
+        coupled["on"] = it < 5
+        return False
+
+    fe = fit_boosting(two_output_squared, [0.0, 0.0], X, data, fisher=fisher,
+                      callback=callback,
+                      params=params("lightgbm", n_estimators=20, learning_rate=0.1,
+                                    step="natural"))
+    retry = STICKY_FALLBACKS + STICKY_RETRY
+    assert retry in fe.fallback_rounds_
+    assert fe.fallback_rounds_ == list(range(1, 21))
+    assert fe.n_iter_ == 20 and fe.stopped_reason == "n_estimators"
+    train = fe.evals_result_["train"]["loss"]  # converged by round 13: the engine's tolerance
+    assert all(b <= a * (1.0 + DESCENT_RTOL) for a, b in zip(train, train[1:], strict=False))
