@@ -300,6 +300,28 @@ def test_after_three_uphill_rounds_in_a_row_the_diagonal_step_grows_every_round(
     assert n_natural - n_fisher <= n_first - n_first_fisher + 1
 
 
+def _fit_uncoupled_after_round_5(information: float):
+    """The uphill problem's natural fit, 20 rounds, whose coupling (sending the natural trees
+    uphill) the callback switches off after round 5; from then on the Fisher information is
+    ``information`` times the identity."""
+    X, data = uphill_problem()
+    coupled = {"on": True}
+
+    def fisher(raw, d):
+        if coupled["on"]:
+            return mixed_fisher(raw, d)
+        return information * torch.eye(2, dtype=torch.float64).expand(raw.shape[0], 2, 2).clone()
+
+    def callback(it, raw):
+        coupled["on"] = it < 5
+        return False
+
+    return fit_boosting(two_output_squared, [0.0, 0.0], X, data, fisher=fisher,
+                        callback=callback,
+                        params=params("lightgbm", n_estimators=20, learning_rate=0.1,
+                                      step="natural"))
+
+
 def test_the_natural_step_is_tried_again_and_kept_once_it_descends():
     """The coupling that sends the natural trees uphill is switched off after round 5 (by
     the callback): the diagonal step grows rounds 4 to 12 after the three fallbacks, the
@@ -307,22 +329,7 @@ def test_the_natural_step_is_tried_again_and_kept_once_it_descends():
     and grows every later round."""
     from distboost.boosting.engine import STICKY_FALLBACKS, STICKY_RETRY
 
-    X, data = uphill_problem()
-    coupled = {"on": True}
-
-    def fisher(raw, d):
-        if coupled["on"]:
-            return mixed_fisher(raw, d)
-        return torch.eye(2, dtype=torch.float64).expand(raw.shape[0], 2, 2).clone()
-
-    def callback(it, raw):
-        coupled["on"] = it < 5
-        return False
-
-    fe = fit_boosting(two_output_squared, [0.0, 0.0], X, data, fisher=fisher,
-                      callback=callback,
-                      params=params("lightgbm", n_estimators=20, learning_rate=0.1,
-                                    step="natural"))
+    fe = _fit_uncoupled_after_round_5(1.0)
     switch = STICKY_FALLBACKS
     assert fe.fallback_rounds_ == list(range(1, switch + STICKY_RETRY))
     assert fe.n_iter_ == 20 and fe.stopped_reason == "n_estimators"
@@ -337,24 +344,8 @@ def test_a_retried_natural_step_that_overshoots_falls_back_at_once():
     regrowth, not up to MAX_HALVINGS) and the diagonal step grows every round to the end."""
     from distboost.boosting.engine import DESCENT_RTOL, STICKY_FALLBACKS, STICKY_RETRY
 
-    X, data = uphill_problem()
-    coupled = {"on": True}
-
-    def fisher(raw, d):
-        if coupled["on"]:
-            return mixed_fisher(raw, d)
-        return 0.04 * torch.eye(2, dtype=torch.float64).expand(raw.shape[0], 2, 2).clone()
-
-    def callback(it, raw):
-        coupled["on"] = it < 5
-        return False
-
-    fe = fit_boosting(two_output_squared, [0.0, 0.0], X, data, fisher=fisher,
-                      callback=callback,
-                      params=params("lightgbm", n_estimators=20, learning_rate=0.1,
-                                    step="natural"))
-    retry = STICKY_FALLBACKS + STICKY_RETRY
-    assert retry in fe.fallback_rounds_
+    fe = _fit_uncoupled_after_round_5(0.04)
+    assert STICKY_FALLBACKS + STICKY_RETRY in fe.fallback_rounds_
     assert fe.fallback_rounds_ == list(range(1, 21))
     assert fe.n_iter_ == 20 and fe.stopped_reason == "n_estimators"
     train = fe.evals_result_["train"]["loss"]  # converged by round 13: the engine's tolerance
