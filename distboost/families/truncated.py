@@ -14,6 +14,7 @@ import math
 import numpy as np
 import torch
 
+from . import scores as _scores
 from .censored import log_interval_probability
 from .information import info_matrix
 from .registry import register_wrapper
@@ -129,8 +130,7 @@ class Truncated(Wrapped):
         ref = next(iter(params.values()))
         lo = torch.full_like(ref, self.low)
         hi = torch.full_like(ref, self.high)
-        has_lo = math.isfinite(self.low) and self.low > self.inner.support.low
-        has_hi = math.isfinite(self.high) and self.high < self.inner.support.high
+        has_lo, has_hi = self._ends()
         if has_lo and has_hi:
             return log_interval_probability(self.inner, params, lo, hi)
         if has_lo:
@@ -139,8 +139,35 @@ class Truncated(Wrapped):
             return self.inner.log_cdf(params, hi)
         return torch.zeros_like(ref)
 
+    def _ends(self) -> tuple[bool, bool]:
+        """Whether the law is cut at ``low`` and at ``high`` (inside the inner support)."""
+        return (math.isfinite(self.low) and self.low > self.inner.support.low,
+                math.isfinite(self.high) and self.high < self.inner.support.high)
+
     def log_prob(self, params, y):
         return self.inner.log_prob(params, y) - self._log_mass(params)
+
+    def raw_derivatives(self, raw, y, floor=None):
+        """Closed form for a law cut at one end whose information has a closed form (the
+        Normal's, :meth:`fisher_natural`): the truncated NLL is the inner NLL plus the log of
+        the kept mass, ``log S(low)`` or ``log F(high)``, so its gradient is the inner closed
+        form's at ``y`` less the tail's (``sf_formula`` / ``cdf_formula``,
+        :mod:`distboost.families.tails`) at the end.  None otherwise (autograd)."""
+        has_lo, has_hi = self._ends()
+        formula = getattr(self.inner, "sf_formula" if has_lo else "cdf_formula", None)
+        if has_lo == has_hi or formula is None:
+            return None
+        fast = self.inner.raw_derivatives(raw, y, floor)
+        if fast is None:
+            return None
+        r = _scores.floored(raw, floor)
+        fisher = self.fisher_information(r)
+        end = torch.full((raw.shape[0],), self.low if has_lo else self.high,
+                         dtype=torch.float64, device=raw.device)
+        tail = _scores.raw_nll_grad(self.inner, formula, r, end)
+        if fisher is None or tail is None:
+            return None
+        return (fast[0] - tail[0], fast[1] - _scores.below_floor(tail[1], raw, floor), fisher)
 
     def _cdf_bounds(self, params):
         ref = next(iter(params.values()))

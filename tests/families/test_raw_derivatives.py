@@ -238,3 +238,21 @@ def test_closed_form_tails_equal_autograd_far_in_both_tails(name):
     floor = torch.full((inner.n_params,), -torch.inf, dtype=torch.float64)
     fast = fam.raw_derivatives(raw, bounds, floor)
     _assert_equal(fast, _autograd(fam, raw, bounds, floor), name)
+
+
+@pytest.mark.parametrize("low, high", [(None, 1.8), (0.4, None), (0.4, 1.8)])
+def test_truncated_normal_closed_form_at_either_end_or_autograd_for_both(low, high):
+    """A Normal cut at one end: the inner closed form less the tail at the end, equal to
+    autograd (floors included); cut at both ends it leaves the rows to autograd."""
+    p = case("normal").params[0]
+    fam = Truncated("normal", low=low, high=high)
+    y = draws("normal", p, 4 * N, 5)
+    y = y[(y >= fam.support.low) & (y <= fam.support.high)][:N]
+    y_t = torch.as_tensor(y)
+    raw, floor = _raw(fam, p, seed=6)
+    raw = raw[: y.size]
+    fast = fam.raw_derivatives(raw, y_t, floor)
+    if low is not None and high is not None:
+        assert fast is None
+        return
+    _assert_equal(fast, _autograd(fam, raw, y_t, floor), f"{low}-{high}")
