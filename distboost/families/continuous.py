@@ -86,27 +86,7 @@ class Normal(Family):
         lo = _scale_low(self, floor)
         if lo is None:
             return super().raw_derivatives(raw, y, floor)
-        # Runs every round on every row: few passes, in place, and only three allocations,
-        # made by numpy (torch's own large allocations are retained by the C allocator
-        # across rounds, numpy's are reused).
-        n = raw.shape[0]
-        if n <= NUMPY_ROWS and raw.device.type == "cpu":
-            return _normal_derivatives_numpy(raw.detach().numpy(), y.detach().numpy(), lo)
-        raw_scale = raw[:, 1]
-        low, high = torch.aminmax(raw_scale)
-        clamped = bool(low < lo) or bool(high > RAW_BOUND)
-        nll, grad, fisher = (_scratch(shape, raw) for shape in ((n,), (2, n), (2, n)))
-        log_s = torch.clamp(raw_scale, lo, RAW_BOUND, out=nll) if clamped else raw_scale
-        inv_var = torch.mul(log_s, -2.0, out=fisher[0]).exp_()  # 1 / s^2
-        g_loc = torch.sub(raw[:, 0], y, out=grad[0])  # loc - y
-        z2 = torch.mul(g_loc, g_loc, out=grad[1]).mul_(inv_var)  # z^2
-        g_loc.mul_(inv_var)  # -(y - loc) / s^2
-        torch.add(log_s, z2, alpha=0.5, out=nll).add_(_HALF_LOG_2PI)
-        torch.sub(1.0, z2, out=grad[1])  # 1 - z^2
-        if clamped:
-            grad[1].masked_fill_((raw_scale < lo) | (raw_scale > RAW_BOUND), 0.0)
-        fisher[1].fill_(2.0)
-        return nll, grad.T, fisher.T
+        return normal_raw_derivatives(raw, y, lo)
 
     def dispersion_profile(self, raw, y, floor=None):
         """With the default links: ``rho = z^2``, ``p = 2`` (see
@@ -126,6 +106,32 @@ class Normal(Family):
 
     def log_sf(self, params, y):
         return torch.special.log_ndtr((params["loc"] - y) / params["scale"])
+
+
+def normal_raw_derivatives(raw, y, lo: float):
+    """:meth:`Normal.raw_derivatives` with the default links and the raw scale's lowest
+    value ``lo`` (:func:`_scale_low`); the log-normal's at ``log y``."""
+    # Runs every round on every row: few passes, in place, and only three allocations,
+    # made by numpy (torch's own large allocations are retained by the C allocator
+    # across rounds, numpy's are reused).
+    n = raw.shape[0]
+    if n <= NUMPY_ROWS and raw.device.type == "cpu":
+        return _normal_derivatives_numpy(raw.detach().numpy(), y.detach().numpy(), lo)
+    raw_scale = raw[:, 1]
+    low, high = torch.aminmax(raw_scale)
+    clamped = bool(low < lo) or bool(high > RAW_BOUND)
+    nll, grad, fisher = (_scratch(shape, raw) for shape in ((n,), (2, n), (2, n)))
+    log_s = torch.clamp(raw_scale, lo, RAW_BOUND, out=nll) if clamped else raw_scale
+    inv_var = torch.mul(log_s, -2.0, out=fisher[0]).exp_()  # 1 / s^2
+    g_loc = torch.sub(raw[:, 0], y, out=grad[0])  # loc - y
+    z2 = torch.mul(g_loc, g_loc, out=grad[1]).mul_(inv_var)  # z^2
+    g_loc.mul_(inv_var)  # -(y - loc) / s^2
+    torch.add(log_s, z2, alpha=0.5, out=nll).add_(_HALF_LOG_2PI)
+    torch.sub(1.0, z2, out=grad[1])  # 1 - z^2
+    if clamped:
+        grad[1].masked_fill_((raw_scale < lo) | (raw_scale > RAW_BOUND), 0.0)
+    fisher[1].fill_(2.0)
+    return nll, grad.T, fisher.T
 
 
 def _scale_low(family, floor) -> float | None:

@@ -19,13 +19,13 @@ from . import crps as _crps
 from . import scores as _scores
 from . import tails as _tails
 from ._one_parameter import OneParameterNumpy
-from ._special import EULER_GAMMA, gammainc_ad, gammaincc_ad
+from ._special import EULER_GAMMA, gammainc_ad, gammaincc_ad, remembered
 from ._stats import scipy_elementwise, weighted_mean_var, weighted_quantile
 from ._torch_extra import InverseGaussian as _IG
 from ._torch_extra import LogLogistic as _LL
 from ._torch_extra import loglogistic_log_prob
 from .base import Family, info_matrix, refuse_all_zero
-from .continuous import normal_scale_profile
+from .continuous import _scale_low, normal_raw_derivatives, normal_scale_profile
 from .registry import register
 from .support import NONNEGATIVE, POSITIVE
 
@@ -67,6 +67,17 @@ class LogNormal(Family):
         """Diagonal ``(1 / scale^2, 2 / scale^2)``, as for the normal law of ``log y``."""
         inv_var = params["scale"].pow(-2)
         return torch.stack([inv_var, 2.0 * inv_var], dim=-1)
+
+    def raw_derivatives(self, raw, y, floor=None):
+        """With the default links (identity, exp): the Normal's closed form at ``log y``
+        (:meth:`Normal.raw_derivatives`), the NLL adding ``log y``; other links and a floor
+        on ``loc`` take the general chain rule."""
+        lo = _scale_low(self, floor)
+        if lo is None:
+            return super().raw_derivatives(raw, y, floor)
+        log_y = remembered(y, "log", torch.log)
+        nll, grad, fisher = normal_raw_derivatives(raw, log_y, lo)
+        return nll.add_(log_y), grad, fisher
 
     def dispersion_profile(self, raw, y, floor=None):
         """With the default links: the Normal's profile for ``log y`` (``rho = z^2``,
