@@ -285,7 +285,7 @@ def remembered(y: torch.Tensor, key: str, fn):
     key : str
         What ``fn`` computes (one entry per target and key).
     fn : callable
-        ``fn(y) -> Tensor``.
+        ``fn(y)``: a tensor, or a tuple holding tensors.
     """
     for ref, version, k, value in tuple(_REMEMBERED):
         if k == key and ref() is y and version == y._version:

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from . import scores as _scores
+from ._special import remembered
 from .base import Family, _normalise_weights
 from .registry import available, get, register_prefix, register_wrapper
 from .wrapper import Wrapped
@@ -208,30 +209,26 @@ class Censored(Wrapped):
         floor : Tensor of shape (K,), optional
         """
         y = torch.as_tensor(y, dtype=torch.float64)
-        lo, hi = y[:, 0], y[:, 1]
-        exact = lo == hi
-        fast = self.inner.raw_derivatives(raw, torch.where(exact, lo, self._stand_in(lo, hi)),
-                                          floor)
-        if fast is None:
-            return None
+        s = self.support
+        # What depends on the bounds alone, the same every round of a fit: remembered.
+        stand_in, censored, tails, others = remembered(
+            y, f"censored rows {s.low} {s.high}", self._row_plan)
+        fast = self.inner.raw_derivatives(raw, stand_in, floor)
+        if fast is None or not censored:
+            return fast
         nll, grad, fisher = fast
-        rest = ~exact
-        if not bool(rest.any()):
-            return nll, grad, fisher
         nll, grad = nll.clone(), grad.clone()
-        for mask, formula, bound in self._tails(lo, hi):
-            idx = torch.nonzero(mask)[:, 0]
-            if formula is None or not idx.numel():
-                continue
-            r = raw[idx]
-            out = _scores.raw_nll_grad(self.inner, formula, _scores.floored(r, floor),
-                                       bound[idx])
-            if out is None:  # a link without a closed form: autograd below
+        rest = [others]
+        for name, idx, bound in tails:
+            formula = getattr(self.inner, name, None)
+            out = None if formula is None else _scores.raw_nll_grad(
+                self.inner, formula, _scores.floored(raw[idx], floor), bound)
+            if out is None:  # no closed-form tail, or a link without one: autograd below
+                rest.append(idx)
                 continue
             nll[idx] = out[0]
-            grad[idx] = _scores.below_floor(out[1], r, floor)
-            rest &= ~mask
-        idx = torch.nonzero(rest)[:, 0]
+            grad[idx] = _scores.below_floor(out[1], raw[idx], floor)
+        idx = torch.cat(rest)
         if idx.numel():
             with torch.enable_grad():
                 r = raw[idx].detach().clone().requires_grad_(True)
@@ -242,18 +239,28 @@ class Censored(Wrapped):
             grad[idx] = g
         return nll, grad, fisher
 
-    def _tails(self, lo, hi):
-        """``(mask, formula, bound)`` of the right- and left-censored rows (as
-        :meth:`row_types` counts them): the latent family's ``sf_formula`` at the lower
-        bound and its ``cdf_formula`` at the upper (:mod:`distboost.families.tails`; None
-        without one)."""
+    def _row_plan(self, y):
+        """``(stand_in, censored, tails, others)`` of (n, 2) bounds: the values where the
+        latent closed form is evaluated (the exact value, else :meth:`_stand_in`), whether any
+        row is censored, ``(formula attribute, row indices, bound)`` of the right-censored rows
+        (``sf_formula`` at the lower bound) and of the left-censored ones (``cdf_formula`` at
+        the upper bound), as :meth:`row_types` counts them, and the indices of the others
+        (interval-censored, uninformative)."""
+        lo, hi = y[:, 0], y[:, 1]
+        exact = lo == hi
         s = self.support
         left_open = lo <= s.low if math.isfinite(s.low) else torch.isneginf(lo)
         right_open = hi >= s.high if math.isfinite(s.high) else torch.isposinf(hi)
-        censored = lo != hi
-        return ((censored & right_open & ~left_open, getattr(self.inner, "sf_formula", None), lo),
-                (censored & left_open & ~right_open, getattr(self.inner, "cdf_formula", None),
-                 hi))
+        right = ~exact & right_open & ~left_open
+        left = ~exact & left_open & ~right_open
+        tails = []
+        for name, mask, bound in (("sf_formula", right, lo), ("cdf_formula", left, hi)):
+            idx = torch.nonzero(mask)[:, 0]
+            if idx.numel():
+                tails.append((name, idx, bound[idx]))
+        others = torch.nonzero(~exact & ~right & ~left)[:, 0]
+        return (torch.where(exact, lo, self._stand_in(lo, hi)), bool((~exact).any()), tails,
+                others)
 
     def _stand_in(self, lo, hi):
         """A value inside the support per row (a finite bound inside it, else an interior
