@@ -29,8 +29,10 @@ from torch.autograd.function import once_differentiable
 
 __all__ = ["CHUNK", "log_w"]
 
-#: Largest number of (row, term) pairs evaluated at once by the series.
-CHUNK = 2_000_000
+#: Largest number of (row, term) pairs evaluated at once by the series: the chunk's arrays
+#: stay in cache (a Newton round's derivatives at 200,000 rows: 507 ms with 2,000,000 pairs,
+#: 434 ms with 100,000; at 20,000 rows 51 -> 40 ms).
+CHUNK = 100_000
 #: Half-width of the series' window: ``_SDS`` standard deviations of ``j`` plus ``_MARGIN``
 #: terms (:mod:`distboost.families.tweedie`).
 _SDS, _MARGIN = 8.0, 6.0

@@ -35,12 +35,16 @@ import torch.distributions as D
 from torch.distributions import constraints
 
 from ._inversion import invert_cdf
-from ._tweedie_series import CHUNK, log_w
+from ._tweedie_series import log_w
 from .base import Family, as_float64_tensor, refuse_all_zero
 from .registry import register
 from .support import NONNEGATIVE, POSITIVE
 
 __all__ = ["Tweedie", "TweedieDistribution", "tweedie_log_prob"]
+
+#: Largest number of (row, term) pairs the cdf's Poisson mixture evaluates at once.
+_CDF_CHUNK = 2_000_000
+
 
 def tweedie_log_prob(y, mean, dispersion, power) -> torch.Tensor:
     """Log-probability at ``y = 0`` and log-density above, shape of the broadcast inputs'
@@ -145,7 +149,7 @@ class Tweedie(Family):
         n, start = y.shape[0], 0
         while start < n:
             width = int(half[start:].max().item())
-            rows = max(1, min(n - start, CHUNK // (2 * width + 1)))
+            rows = max(1, min(n - start, _CDF_CHUNK // (2 * width + 1)))
             sl = slice(start, start + rows)
             width = int(half[sl].max().item())
             j = centre[None, sl] + torch.arange(-width, width + 1, dtype=torch.float64,
