@@ -64,8 +64,9 @@ checks: $(STAMP)
 
 # The fast tier: every test not marked slow, on two pytest-xdist workers of one torch thread
 # each (tests/conftest.py), hypothesis' "fast" profile.  The target is two minutes on a quiet
-# 2-core machine; not met yet (pytest's part 145 s in a fresh clone on 2026-11-27, issue
-# 30).  The ten slowest tests are printed to keep it in view.
+# 2-core machine: pytest's part took 74 s in a fresh clone on one such machine (2026-11-27,
+# later), and 145-168 s on a slower one earlier that day (issue 30).  The ten slowest tests
+# are printed to keep it in view.
 test: checks
 	$(PY) -m pytest -q -n 2 --dist loadgroup -m "not slow" --durations=10
 
