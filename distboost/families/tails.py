@@ -87,28 +87,26 @@ def lognormal_cdf(x, loc, scale):
 
 
 # ---------------------------------------------------------------------------- Gumbel
-def _gumbel(x, loc, scale):
-    z = (x - loc) / scale
-    inside = z >= _GUMBEL_LOW  # where the family's clamp passes the gradient
-    return z, inside, torch.exp(-z.clamp(min=_GUMBEL_LOW))
+def _gumbel_u(z):
+    """``u = exp(-z)`` at ``z`` clamped as the family clamps it, and where the clamp passes
+    the gradient."""
+    return torch.exp(-z.clamp(min=_GUMBEL_LOW)), z >= _GUMBEL_LOW
 
 
-def _gumbel_chain(m, dm, z, scale):
-    d_loc = -dm / scale
-    return m, (d_loc, d_loc * z)
+def _gumbel_upper(z):
+    """``m = -log(1 - exp(-u))``, ``m'(z) = u / expm1(u)``."""
+    u, inside = _gumbel_u(z)
+    return -torch.log(-torch.expm1(-u)), torch.where(inside, u / torch.expm1(u), 0.0)
 
 
-def gumbel_sf(x, loc, scale):
-    """``-log(1 - exp(-u))``, ``u = exp(-z)``: ``m'(z) = u / expm1(u)``."""
-    z, inside, u = _gumbel(x, loc, scale)
-    m = -torch.log(-torch.expm1(-u))
-    return _gumbel_chain(m, torch.where(inside, u / torch.expm1(u), 0.0), z, scale)
+def _gumbel_lower(z):
+    """``m = u``, ``m'(z) = -u``."""
+    u, inside = _gumbel_u(z)
+    return u, torch.where(inside, -u, 0.0)
 
 
-def gumbel_cdf(x, loc, scale):
-    """``u = exp(-z)``: ``m'(z) = -u``."""
-    z, inside, u = _gumbel(x, loc, scale)
-    return _gumbel_chain(u, torch.where(inside, -u, 0.0), z, scale)
+gumbel_sf = _location_scale(_gumbel_upper)
+gumbel_cdf = _location_scale(_gumbel_lower)
 
 
 # ---------------------------------------------------------------------------- positive laws
