@@ -247,18 +247,15 @@ class Censored(Wrapped):
         the upper bound), as :meth:`row_types` counts them, and the indices of the others
         (interval-censored, uninformative)."""
         lo, hi = y[:, 0], y[:, 1]
-        exact = lo == hi
-        s = self.support
-        left_open = lo <= s.low if math.isfinite(s.low) else torch.isneginf(lo)
-        right_open = hi >= s.high if math.isfinite(s.high) else torch.isposinf(hi)
-        right = ~exact & right_open & ~left_open
-        left = ~exact & left_open & ~right_open
+        types = {k: torch.from_numpy(v).to(y.device)
+                 for k, v in self.row_types(y.cpu().numpy()).items()}
+        exact = types["exact"]
         tails = []
-        for name, mask, bound in (("sf_formula", right, lo), ("cdf_formula", left, hi)):
-            idx = torch.nonzero(mask)[:, 0]
+        for name, kind, bound in (("sf_formula", "right", lo), ("cdf_formula", "left", hi)):
+            idx = torch.nonzero(types[kind])[:, 0]
             if idx.numel():
                 tails.append((name, idx, bound[idx]))
-        others = torch.nonzero(~exact & ~right & ~left)[:, 0]
+        others = torch.nonzero(types["interval"] | types["uninformative"])[:, 0]
         return (torch.where(exact, lo, self._stand_in(lo, hi)), bool((~exact).any()), tails,
                 others)
 
