@@ -31,7 +31,8 @@ _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 #: fixed cost per operation dominates there; above, torch's threads pay).
 NUMPY_ROWS = 100_000
 
-__all__ = ["Normal", "Laplace", "Logistic", "Gumbel", "StudentT", "Cauchy"]
+__all__ = ["Normal", "Laplace", "Logistic", "Gumbel", "StudentT", "Cauchy",
+           "normal_raw_derivatives", "normal_scale_low", "normal_scale_profile"]
 
 
 
@@ -83,7 +84,7 @@ class Normal(Family):
         on ``loc`` take the general chain rule (:meth:`Family.raw_derivatives`).  Arrays come
         back as column-major (n, 2) views of (2, n) tensors: the engine's layout for
         LightGBM."""
-        lo = _scale_low(self, floor)
+        lo = normal_scale_low(self, floor)
         if lo is None:
             return super().raw_derivatives(raw, y, floor)
         return normal_raw_derivatives(raw, y, lo)
@@ -110,7 +111,7 @@ class Normal(Family):
 
 def normal_raw_derivatives(raw, y, lo: float):
     """:meth:`Normal.raw_derivatives` with the default links and the raw scale's lowest
-    value ``lo`` (:func:`_scale_low`); the log-normal's at ``log y``."""
+    value ``lo`` (:func:`normal_scale_low`); the log-normal's at ``log y``."""
     # Runs every round on every row: few passes, in place, and only three allocations,
     # made by numpy (torch's own large allocations are retained by the C allocator
     # across rounds, numpy's are reused).
@@ -134,9 +135,13 @@ def normal_raw_derivatives(raw, y, lo: float):
     return nll, grad.T, fisher.T
 
 
-def _scale_low(family, floor) -> float | None:
+def normal_scale_low(family, floor) -> float | None:
     """The lowest raw scale of the Normal closed forms (the link's bound, or the floor's when
-    higher); None for links other than identity and exp, or a floor on ``loc``."""
+    higher); None for a law other than the Normal's or the log-normal's (recognised by its
+    ``score_formula``: a subclass that changes the law resets it), links other than identity
+    and exp, or a floor on ``loc``."""
+    if family.score_formula not in (_scores.normal, _scores.lognormal):
+        return None
     if family.links["loc"].name != "identity" or family.links["scale"].name != "exp":
         return None
     if floor is None:
@@ -172,7 +177,7 @@ def normal_scale_profile(family, raw, u, floor=None, extra=None):
     """:meth:`Family.dispersion_profile` of a Normal law of ``u`` (``y``, or ``log y`` for the
     log-normal, whose NLL adds ``extra = log y``) with the links identity and exp; None for
     other links, a floor on ``loc``, or a raw scale already at its floor or bound."""
-    lo = _scale_low(family, floor)
+    lo = normal_scale_low(family, floor)
     if lo is None:
         return None
     if raw.device.type == "cpu":  # numpy: a few microseconds a pass on small validation sets

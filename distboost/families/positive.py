@@ -25,7 +25,7 @@ from ._torch_extra import InverseGaussian as _IG
 from ._torch_extra import LogLogistic as _LL
 from ._torch_extra import loglogistic_log_prob
 from .base import Family, info_matrix, refuse_all_zero
-from .continuous import _scale_low, normal_raw_derivatives, normal_scale_profile
+from .continuous import normal_raw_derivatives, normal_scale_low, normal_scale_profile
 from .registry import register
 from .support import NONNEGATIVE, POSITIVE
 
@@ -72,7 +72,7 @@ class LogNormal(Family):
         """With the default links (identity, exp): the Normal's closed form at ``log y``
         (:meth:`Normal.raw_derivatives`), the NLL adding ``log y``; other links and a floor
         on ``loc`` take the general chain rule."""
-        lo = _scale_low(self, floor)
+        lo = normal_scale_low(self, floor)
         if lo is None:
             return super().raw_derivatives(raw, y, floor)
         log_y = remembered(y, "log", torch.log)

@@ -11,6 +11,8 @@ otherwise must leave the engine on autograd; so must a user's family without a f
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -256,3 +258,31 @@ def test_truncated_normal_closed_form_at_either_end_or_autograd_for_both(low, hi
         assert fast is None
         return
     _assert_equal(fast, _autograd(fam, raw, y_t, floor), f"{low}-{high}")
+
+
+@pytest.mark.parametrize("base", ["normal", "lognormal", "exponential"])
+def test_a_subclass_that_changes_the_law_and_resets_its_formulas_keeps_autograd(base):
+    """The closed forms recognise their law by ``score_formula``: a subclass whose log density
+    differs (here the law of ``y / 2``) and that resets ``score_formula``, ``sf_formula`` and
+    ``cdf_formula`` (docs/writing-a-family.md) gets no closed form, for itself or its
+    censored twin, and no closed-form dispersion profile: autograd of its own likelihood."""
+    parent = type(_family(base))
+
+    class Halved(parent):
+        score_formula = sf_formula = cdf_formula = None
+
+        def log_prob(self, params, y):
+            return super().log_prob(params, y / 2.0) - math.log(2.0)
+
+    fam = Halved()
+    p = case(base).params[0]
+    y = torch.as_tensor(draws(base, p, N, 7))
+    raw, floor = _raw(fam, p, seed=8)
+    assert fam.raw_derivatives(raw, y, floor) is None
+    assert fam.raw_derivatives(raw, y) is None
+    assert fam.dispersion_profile(raw, y) is None
+    cen = Censored(fam)
+    bounds = torch.as_tensor(np.column_stack([y.numpy(), np.where(y.numpy() > np.median(
+        y.numpy()), np.inf, y.numpy())]))
+    assert cen.raw_derivatives(raw, bounds, floor) is None
+    assert FamilyObjective(fam, y.numpy(), warn=False, init_params=p).derivatives() is None
