@@ -268,7 +268,7 @@ def _stirling_tail(x: torch.Tensor) -> torch.Tensor:
 #: The last few values derived from targets, as ``(weak reference to y, y._version, key,
 #: value)``: see :func:`remembered`.
 _REMEMBERED: list = []
-_REMEMBER_MAX = 8
+_REMEMBER_MAX = 16
 
 
 def remembered(y: torch.Tensor, key: str, fn):
@@ -303,7 +303,9 @@ def remembered(y: torch.Tensor, key: str, fn):
 
 def log_factorial(y: torch.Tensor) -> torch.Tensor:
     """``lgamma(y + 1)``, remembered for the last few targets (:func:`remembered`): the count
-    families' NLL adds it on every evaluation.
+    families' NLL adds it on every evaluation.  A ``y`` of zeros only (a zero mixture's base
+    law evaluated at 0, on a new tensor every round) gives zeros without a remembered entry
+    (which would push out the targets' own).
 
     Parameters
     ----------
@@ -313,6 +315,8 @@ def log_factorial(y: torch.Tensor) -> torch.Tensor:
     -------
     Tensor of shape (n,)
     """
+    if not bool(y.any()):
+        return torch.zeros_like(y)
     return remembered(y, "log_factorial", lambda t: torch.lgamma(t + 1.0))
 
 
@@ -344,6 +348,8 @@ def lgamma_ratio(r: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     Tensor
     """
     r, y = torch.broadcast_tensors(r, torch.as_tensor(y, dtype=r.dtype, device=r.device))
+    if not bool(y.any()):  # y = 0 everywhere (a zero mixture's base at 0): exactly 0
+        return torch.zeros_like(r)
     big = r >= STIRLING_MIN
     if not bool(big.any()):  # the common case: one branch, the same values and gradients
         return torch.lgamma(r + y) - torch.lgamma(r)

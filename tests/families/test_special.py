@@ -239,3 +239,26 @@ def test_remembered_values_are_per_key_and_never_stale():
     y.add_(1.0)  # changed in place: computed again
     torch.testing.assert_close(remembered(y, "double", lambda t: 2.0 * t), 2.0 * y,
                                rtol=0.0, atol=0.0)
+
+
+def test_a_target_of_zeros_takes_no_special_function_and_is_not_remembered():
+    # A zero mixture evaluates its base law at 0 on a new tensor every round: the lgamma
+    # differences are exactly 0 there (scipy's gammaln difference, on both branches of
+    # lgamma_ratio), and log y! is 0 without an entry that would push out a target's own.
+    from distboost.families import _special
+    from distboost.families.scores import lgamma_ratio_dr
+
+    r = torch.tensor([1e-3, 0.7, 5.0, 1e6, 1e15], dtype=torch.float64)
+    zeros = torch.zeros_like(r)
+    ref = sc.gammaln(r.numpy()) - sc.gammaln(r.numpy())
+    np.testing.assert_array_equal(_special.lgamma_ratio(r, zeros).numpy(), ref)
+    np.testing.assert_array_equal(lgamma_ratio_dr(r, zeros).numpy(), np.zeros(5))
+    torch.testing.assert_close(lgamma_ratio_dr(r, zeros + 1e-300), zeros, rtol=0, atol=1e-12)
+    n_before = len(_special._REMEMBERED)
+    np.testing.assert_array_equal(_special.log_factorial(zeros).numpy(), np.zeros(5))
+    assert len(_special._REMEMBERED) == n_before
+    # A target with one positive value still takes the special functions.
+    y = torch.tensor([0.0, 0.0, 0.0, 0.0, 3.0], dtype=torch.float64)
+    expected = np.zeros(5)
+    expected[4] = np.sum(np.log(1e15 + np.arange(3.0)))  # log[r (r + 1) (r + 2)]
+    np.testing.assert_allclose(_special.lgamma_ratio(r, y).numpy(), expected, rtol=1e-12)
