@@ -387,15 +387,18 @@ def zero_mixture_raw(base_nll_grad, raw_gate: torch.Tensor, y: torch.Tensor, inf
     zero = remembered(y, "is_zero", lambda t: t == 0)
     nll_pos, grad_pos = base_nll_grad(
         remembered(y, "zero_to_one", lambda t: torch.where(t == 0, torch.ones_like(t), t)))
-    nll = torch.where(zero, -log_g, nll_pos - log_1mg)
-    g_gate = torch.where(zero, g - 1.0, g)
-    grad = torch.where(zero[:, None], 0.0, grad_pos)
     if inflated:
         nll0, grad0 = base_nll_grad(remembered(y, "zeros", torch.zeros_like))
         lse = torch.logaddexp(log_g, log_1mg - nll0)
         post = torch.exp(log_g - lse)
-        nll = torch.where(zero, -lse, nll)
-        g_gate = torch.where(zero, g - post, g_gate)
-        grad = torch.where(zero[:, None], (1.0 - post)[:, None] * grad0, grad)
-    g_gate = torch.where(inside, g_gate, 0.0)
-    return nll, torch.cat([grad.T, g_gate[None, :]], dim=0).T
+        nll_zero, gate_zero, grad_zero = -lse, g - post, (1.0 - post) * grad0.T
+    else:
+        nll_zero, gate_zero, grad_zero = -log_g, g - 1.0, torch.zeros((), dtype=g.dtype,
+                                                                   device=g.device)
+    nll = torch.where(zero, nll_zero, nll_pos - log_1mg)
+    g_gate = torch.where(zero & inside, gate_zero, torch.where(inside, g, 0.0))
+    # The gradients as (K - 1, n) rows (the layout the base's come in): contiguous passes.
+    out = torch.empty((grad_pos.shape[1] + 1, len(y)), dtype=nll.dtype, device=nll.device)
+    torch.where(zero, grad_zero, grad_pos.T, out=out[:-1])
+    out[-1] = g_gate
+    return nll, out.T

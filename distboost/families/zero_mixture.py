@@ -239,41 +239,54 @@ class ZeroMixture(Family):
 
     # ------------------------------------------------------------------ Fisher information
     def fisher_natural(self, params):
-        """Closed form (module docstring), shape (n, K, K); None when the base has none."""
+        """Closed form (module docstring), shape (n, K, K); None when the base has none.
+
+        Returned as the (n, K, K) view of a contiguous (K, K, n) tensor (the layout of
+        :func:`~distboost.families.information.info_matrix`), each entry computed as one
+        vector.  The zero-inflated block ``I_tt`` is written ``(1 - g) I_G - c s0 s0^T``
+        with ``c = g (1 - g) q0 / p0`` (the module docstring's two ``s0 s0^T`` terms
+        gathered: no cancellation)."""
         theta, g = self._split(params)
         info = self.base.fisher_natural(theta)
         if info is None:
             return None
+        k = info.shape[1]
+        n = info.shape[0]
+        out = torch.zeros((k + 1, k + 1, n), dtype=torch.float64, device=info.device)
+        one_g = 1.0 - g
         if info.dim() == 2:
-            info = torch.diag_embed(info)
-        n, k = info.shape[0], info.shape[1]
-        # The (n, K, K) view of a (K, K, n) tensor, as distboost.families.base.info_matrix.
-        out = torch.zeros((k + 1, k + 1, n), dtype=torch.float64,
-                          device=info.device).permute(2, 0, 1)
+            for i in range(k):
+                torch.mul(one_g, info[:, i], out=out[i, i])
+        else:
+            for i in range(k):
+                for j in range(k):
+                    torch.mul(one_g, info[:, i, j], out=out[i, j])
         if not self.inflated:
-            out[:, :k, :k] = (1.0 - g)[:, None, None] * info
-            out[:, k, k] = 1.0 / (g * (1.0 - g))
-            return out
+            out[k, k] = 1.0 / (g * one_g)
+            return out.permute(2, 0, 1)
         formula = self.base.score_formula
         if formula is not None:  # the base's closed-form score at 0 (same values as autograd)
             nll0, scores0 = formula(torch.zeros_like(g), *(theta[p] for p in self.base_names))
-            log_q0, s0 = -nll0, -torch.stack(scores0, dim=-1)
+            log_q0, s0 = -nll0, [-s for s in scores0]
         else:
             with torch.enable_grad():
                 leaves = {p: v.detach().clone().requires_grad_(True) for p, v in theta.items()}
                 log_q0 = self.base.log_prob(leaves, torch.zeros_like(g))
-                s0 = torch.stack(torch.autograd.grad(log_q0.sum(), [leaves[p] for p in
-                                                                    self.base_names]), dim=-1)
+                s0 = list(torch.autograd.grad(log_q0.sum(), [leaves[p] for p in
+                                                             self.base_names]))
         q0 = torch.exp(log_q0.detach())
-        p0 = g + (1.0 - g) * q0
-        outer = s0[:, :, None] * s0[:, None, :]
-        out[:, :k, :k] = (((1.0 - g) ** 2 * q0 * q0 / p0)[:, None, None] * outer
-                          + (1.0 - g)[:, None, None] * (info - q0[:, None, None] * outer))
-        cross = (q0 * ((1.0 - g) * (1.0 - q0) / p0 + 1.0))[:, None] * s0
-        out[:, :k, k] = cross
-        out[:, k, :k] = cross
-        out[:, k, k] = (1.0 - q0) ** 2 / p0 + (1.0 - q0) / (1.0 - g)
-        return out
+        p0 = g + one_g * q0
+        c = g * one_g * q0 / p0
+        for i in range(k):
+            cs = c * s0[i]
+            for j in range(k):
+                out[i, j].addcmul_(cs, s0[j], value=-1.0)
+        w = q0 * (one_g * (1.0 - q0) / p0 + 1.0)
+        for i in range(k):
+            torch.mul(w, s0[i], out=out[i, k])
+            out[k, i] = out[i, k]
+        out[k, k] = (1.0 - q0) ** 2 / p0 + (1.0 - q0) / one_g
+        return out.permute(2, 0, 1)
 
     # ------------------------------------------------------------------ start values
     def param_floors(self, y):
