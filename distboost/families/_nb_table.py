@@ -43,27 +43,50 @@ class _Grid:
         self.values = torch.full(self.shape, math.nan, dtype=torch.float64)
         self.filled = torch.zeros(tuple(math.ceil(s / BLOCK) for s in self.shape),
                                   dtype=torch.bool)
+        #: Cells whose 4 x 4 neighbourhood (``i - 1 .. i + 2``, ``j - 1 .. j + 2``) is
+        #: filled, flat (one lookup per point tells whether a fill is needed).  Replaced,
+        #: not changed in place, after a fill: a reader sees the old mask or the new one.
+        self.ready = torch.zeros(self.shape[0] * self.shape[1], dtype=torch.bool)
         self.lock = threading.Lock()
-        self._copies: dict = {}  # device -> (fill count, values there)
+        self._copies: dict = {}  # device -> (fill count, values there, ready there)
         self._fills = 0
 
-    def on(self, device) -> torch.Tensor:
-        """The values on ``device`` (a GPU's copy refreshed after a fill)."""
+    def _on(self, device) -> tuple[torch.Tensor, torch.Tensor]:
+        """The values and the ready mask on ``device`` (a GPU's copies refreshed after a
+        fill)."""
         if torch.device(device).type == "cpu":
-            return self.values
+            return self.values, self.ready
         with self.lock:  # a fill of another thread is either all in the copy or not at all
             kept = self._copies.get(device)
             if kept is None or kept[0] != self._fills:
-                kept = self._copies[device] = (self._fills, self.values.to(device))
-        return kept[1]
+                kept = self._copies[device] = (self._fills, self.values.to(device),
+                                               self.ready.to(device))
+        return kept[1], kept[2]
 
-    def fill(self, i: torch.Tensor, j: torch.Tensor) -> None:
+    def on(self, device) -> torch.Tensor:
+        """The values on ``device`` (a GPU's copy refreshed after a fill)."""
+        return self._on(device)[0]
+
+    def _update_ready(self) -> None:
+        """Recompute :attr:`ready` from the filled blocks (under the lock)."""
+        ends = []
+        for size in self.shape:
+            cells = torch.arange(size)
+            ends.append(((cells - 1).clamp_min(0) // BLOCK,
+                         (cells + 2).clamp_max(size - 1) // BLOCK))
+        ready = torch.ones(self.shape, dtype=torch.bool)
+        for bi in ends[0]:
+            for bj in ends[1]:
+                ready &= self.filled[bi[:, None], bj[None, :]]
+        self.ready = ready.view(-1)
+
+    def fill(self, i: torch.Tensor, j: torch.Tensor, flat: torch.Tensor | None = None) -> None:
         """Fill the blocks holding the 4 x 4 cells around each ``(i, j)`` (1-D int tensors
-        of the cells at the points' lower left): ``i - 1 .. i + 2``, ``j - 1 .. j + 2``."""
-        lo_i, hi_i = int(i.min()) - 1, int(i.max()) + 2
-        lo_j, hi_j = int(j.min()) - 1, int(j.max()) + 2
-        if self.filled[lo_i // BLOCK:hi_i // BLOCK + 1, lo_j // BLOCK:hi_j // BLOCK + 1].all():
-            return  # every block of the points' bounding box is there
+        of the cells at the points' lower left): ``i - 1 .. i + 2``, ``j - 1 .. j + 2``.
+        ``flat``: the cells' flat indices ``i * shape[1] + j``, when the caller has them."""
+        flat = i * self.shape[1] + j if flat is None else flat
+        if bool(self._on(i.device)[1].take(flat).all()):
+            return  # every point's neighbourhood is there
         needed = torch.zeros(self.filled.shape, dtype=torch.bool, device=i.device)
         for di in (-1, 2):  # a block holds 16 cells: the corners' blocks cover the 4 x 4
             for dj in (-1, 2):
@@ -86,6 +109,7 @@ class _Grid:
                                      nodes=TABLE_NODES)
             self.values[i, j] = torch.log(orth.clamp_min(torch.finfo(torch.float64).tiny))
             self.filled[blocks[:, 0], blocks[:, 1]] = True
+            self._update_ready()
             self._fills += 1
 
 
@@ -94,18 +118,24 @@ _GRID = _Grid()
 
 def _keys_weights(t: torch.Tensor) -> torch.Tensor:
     """Keys' cubic convolution weights (``a = -1/2``) of the 4 cells around a point at
-    fraction ``t`` in ``[0, 1)`` of its cell: shape (4, n)."""
-    return torch.stack([((-t + 2.0) * t - 1.0) * t / 2.0, ((3.0 * t - 5.0) * t * t + 2.0) / 2.0,
-                        ((-3.0 * t + 4.0) * t + 1.0) * t / 2.0, (t - 1.0) * t * t / 2.0])
+    fraction ``t`` in ``[0, 1)`` of its cell, shape (4, n): ``(-t^3 + 2 t^2 - t) / 2``,
+    ``(3 t^3 - 5 t^2 + 2) / 2``, ``(-3 t^3 + 4 t^2 + t) / 2``, ``(t^3 - t^2) / 2``, written
+    with ``h = (t^3 - t^2) / 2`` (the last weight)."""
+    out = torch.empty((4,) + tuple(t.shape), dtype=t.dtype, device=t.device)
+    t2 = t * t
+    h = torch.mul(t2, t - 1.0, out=out[3]).mul_(0.5)
+    torch.sub(t2, t, out=out[0]).mul_(0.5).sub_(h)
+    torch.sub(1.0, t2, out=out[1]).add_(h, alpha=3.0)
+    torch.add(t2, t, out=out[2]).mul_(0.5).sub_(h, alpha=3.0)
+    return out
 
 
-def _interpolate(grid: _Grid, i, j, u, v) -> torch.Tensor:
-    """``exp`` of the bicubic convolution of the grid's 4 x 4 values around each point (cell
-    ``(i, j)``, fractions ``(u, v)``), summed row of 4 by row of 4 (16 gathers of n values
-    from the flat grid)."""
+def _interpolate(grid: _Grid, base, u, v) -> torch.Tensor:
+    """``exp`` of the bicubic convolution of the grid's 4 x 4 values around each point (flat
+    cell index ``base``, fractions ``(u, v)``), summed row of 4 by row of 4 (16 gathers of
+    n values from the flat grid)."""
     ncol = grid.shape[1]
-    flat = grid.on(i.device).view(-1)
-    base = i * ncol + j
+    flat = grid.on(base.device).view(-1)
     wi, wj = _keys_weights(u), _keys_weights(v)
     acc = torch.zeros_like(u)
     for di in range(4):
@@ -146,16 +176,22 @@ def nb_orth_information(r: torch.Tensor, odds: torch.Tensor,
         todo = r < NB_POISSON_LIMIT * (2.0 * mean + 1.0)
         table = todo & inside
         if bool(table.all()):  # the usual case: no row outside the table or in the limit
-            i, j = x.floor().long(), y.floor().long()
-            grid.fill(i, j)
-            return _interpolate(grid, i, j, x - i, y - j)
+            return _from_table(grid, x, y)
         out = nb_poisson_limit(r, mean).clamp_min(0.0)
         if table.any():
-            xt, yt = x[table], y[table]
-            i, j = xt.floor().long(), yt.floor().long()
-            grid.fill(i, j)
-            out[table] = _interpolate(grid, i, j, xt - i, yt - j)
+            out[table] = _from_table(grid, x[table], y[table])
         rest = todo & ~inside
         if rest.any():
             out[rest] = nb_information(r[rest], odds[rest])[1]
         return out
+
+
+def _from_table(grid: _Grid, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """The interpolated information at grid coordinates ``(x, y)`` (inside the table),
+    filling the blocks they need first."""
+    i, j = x.floor(), y.floor()
+    u, v = x - i, y - j
+    i, j = i.long(), j.long()
+    base = i * grid.shape[1] + j
+    grid.fill(i, j, base)
+    return _interpolate(grid, base, u, v)

@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from distboost.families import _nb_table
-from distboost.families._special import nb_information
+from distboost.families._special import NB_POISSON_LIMIT, nb_information
 
 
 def _grid_points(n=20_000, seed=0):
@@ -50,3 +50,25 @@ def test_the_table_is_filled_lazily_and_the_same_whatever_the_order():
     _nb_table.nb_orth_information(wide, torch.full_like(wide, 2.0), other)
     again = _nb_table.nb_orth_information(r[perm], odds[perm], other)
     torch.testing.assert_close(again, first[perm], rtol=0.0, atol=0.0)
+
+
+def test_a_cell_is_ready_only_when_its_whole_neighbourhood_is_filled():
+    # The lookup that skips the fill: every ready cell has its 4 x 4 values (no NaN left),
+    # and the cells the points used are ready.
+    fresh = _nb_table._Grid()
+    r, mean = _grid_points(3000, 2)
+    _nb_table.nb_orth_information(r, mean / r, fresh)
+    rows, cols = fresh.shape
+    ready = fresh.ready.view(rows, cols)
+    assert 0 < int(ready.sum()) < rows * cols
+    i, j = torch.nonzero(ready, as_tuple=True)
+    for di in range(-1, 3):
+        for dj in range(-1, 3):
+            ii, jj = i + di, j + dj
+            keep = (ii >= 0) & (ii < rows) & (jj >= 0) & (jj < cols)
+            assert not fresh.values[ii[keep], jj[keep]].isnan().any()
+    x = (torch.log(r) - _nb_table.LOG_R[0]) / _nb_table.STEP
+    y = (torch.log(mean) - _nb_table.LOG_MEAN[0]) / _nb_table.STEP
+    table = (x >= 1) & (x < rows - 2) & (y >= 1) & (y < cols - 2)
+    table &= r < NB_POISSON_LIMIT * (2.0 * mean + 1.0)  # not in the Poisson limit
+    assert ready[x[table].floor().long(), y[table].floor().long()].all()
