@@ -161,12 +161,14 @@ class Truncated(Wrapped):
         if fast is None:
             return None
         r = _scores.floored(raw, floor)
-        fisher = self.fisher_information(r)
         end = torch.full((raw.shape[0],), self.low if has_lo else self.high,
                          dtype=torch.float64, device=raw.device)
         tail = _scores.raw_nll_grad(self.inner, formula, r, end)
-        if fisher is None or tail is None:
+        if tail is None or self.inner.name != "normal":
             return None
+        # The tail's NLL is minus the log of the kept mass: the information's too.
+        natural = self._normal_information(self.params_from_raw(r), log_mass=-tail[0])
+        fisher = self.fisher_information(r, natural=natural)
         return (fast[0] - tail[0], fast[1] - _scores.below_floor(tail[1], raw, floor), fisher)
 
     def _cdf_bounds(self, params):
@@ -209,8 +211,9 @@ class Truncated(Wrapped):
         return self._quantile_moments(params)[1]
 
     # ------------------------------------------------------------------ information
-    def _normal_information(self, params):
-        """The natural-scale information (n, 2, 2) of a truncated Normal.
+    def _normal_information(self, params, log_mass: torch.Tensor | None = None):
+        """The natural-scale information (n, 2, 2) of a truncated Normal (``log_mass``: the
+        log of the kept mass, :meth:`_log_mass`, when the caller has it).
 
         With ``a = (low - loc) / scale``, ``b = (high - loc) / scale``, ``Z = Phi(b) -
         Phi(a)`` and ``p_e = phi(e) / Z`` (0 for an infinite end), the truncated standard
@@ -222,7 +225,7 @@ class Truncated(Wrapped):
         cancel (``_CANCEL``) take :func:`_edge_moments`.
         """
         loc, scale = params["loc"], params["scale"]
-        log_z = self._log_mass(params)
+        log_z = self._log_mass(params) if log_mass is None else log_mass
         zero = torch.zeros_like(loc)
         terms = []
         for end, sign in ((self.low, 1.0), (self.high, -1.0)):
