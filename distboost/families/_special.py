@@ -353,12 +353,18 @@ def lgamma_ratio(r: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     big = r >= STIRLING_MIN
     if not bool(big.any()):  # the common case: one branch, the same values and gradients
         return torch.lgamma(r + y) - torch.lgamma(r)
+    if bool(big.all()):  # Stirling's branch alone: the same values
+        return _lgamma_ratio_stirling(r, y)
     r_small = torch.where(big, torch.ones_like(r), r)
     r_big = torch.where(big, r, torch.full_like(r, STIRLING_MIN))
     direct = torch.lgamma(r_small + y) - torch.lgamma(r_small)
-    stirling = ((r_big - 0.5) * torch.log1p(y / r_big) + y * torch.log(r_big + y) - y
-                + _stirling_tail(r_big + y) - _stirling_tail(r_big))
-    return torch.where(big, stirling, direct)
+    return torch.where(big, _lgamma_ratio_stirling(r_big, y), direct)
+
+
+def _lgamma_ratio_stirling(r: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """:func:`lgamma_ratio`'s Stirling branch, for ``r >= STIRLING_MIN``."""
+    return ((r - 0.5) * torch.log1p(y / r) + y * torch.log(r + y) - y
+            + _stirling_tail(r + y) - _stirling_tail(r))
 
 
 _HALF_LOG_PI = 0.5 * math.log(math.pi)

@@ -187,12 +187,18 @@ def lgamma_ratio_dr(r: torch.Tensor, y) -> torch.Tensor:
     big = r >= STIRLING_MIN
     if not bool(big.any()):
         return torch.special.digamma(r + y) - torch.special.digamma(r)
+    if bool(big.all()):  # the Stirling branch alone: the same values
+        return _lgamma_ratio_dr_stirling(r, y)
     r_small = torch.where(big, torch.ones_like(r), r)
     r_big = torch.where(big, r, torch.full_like(r, STIRLING_MIN))
     direct = torch.special.digamma(r_small + y) - torch.special.digamma(r_small)
-    stirling = (torch.log1p(y / r_big) - (r_big - 0.5) * y / (r_big * (r_big + y))
-                + y / (r_big + y) + _stirling_tail_dr(r_big + y) - _stirling_tail_dr(r_big))
-    return torch.where(big, stirling, direct)
+    return torch.where(big, _lgamma_ratio_dr_stirling(r_big, y), direct)
+
+
+def _lgamma_ratio_dr_stirling(r: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """:func:`lgamma_ratio_dr`'s Stirling branch, for ``r >= STIRLING_MIN``."""
+    return (torch.log1p(y / r) - (r - 0.5) * y / (r * (r + y)) + y / (r + y)
+            + _stirling_tail_dr(r + y) - _stirling_tail_dr(r))
 
 
 def _stirling_tail_dr(x: torch.Tensor) -> torch.Tensor:

@@ -262,3 +262,23 @@ def test_a_target_of_zeros_takes_no_special_function_and_is_not_remembered():
     expected = np.zeros(5)
     expected[4] = np.sum(np.log(1e15 + np.arange(3.0)))  # log[r (r + 1) (r + 2)]
     np.testing.assert_allclose(_special.lgamma_ratio(r, y).numpy(), expected, rtol=1e-12)
+
+
+def test_lgamma_ratio_gives_a_row_the_same_value_whichever_branches_its_batch_takes():
+    # One branch alone (every r small, or every r at least STIRLING_MIN) or both and a
+    # choice per row: a row's value must not depend on the rows beside it.
+    from distboost.families._special import STIRLING_MIN, lgamma_ratio
+    from distboost.families.scores import lgamma_ratio_dr
+
+    big = torch.tensor([STIRLING_MIN, 250.0, 1e6, 1e15], dtype=torch.float64)
+    small = torch.tensor([1e-3, 0.5, 7.0, 99.0], dtype=torch.float64)
+    y_big = torch.tensor([0.5, 3.0, 10.0, 1e4], dtype=torch.float64)
+    y_small = torch.tensor([2.0, 0.5, 1.0, 40.0], dtype=torch.float64)
+    both_r, both_y = torch.cat([big, small]), torch.cat([y_big, y_small])
+    for fn in (lgamma_ratio, lgamma_ratio_dr):
+        mixed = fn(both_r, both_y)
+        torch.testing.assert_close(fn(big, y_big), mixed[:4], rtol=0.0, atol=0.0)
+        torch.testing.assert_close(fn(small, y_small), mixed[4:], rtol=0.0, atol=0.0)
+    np.testing.assert_allclose(lgamma_ratio(small, y_small).numpy(),
+                               sc.gammaln(small.numpy() + y_small.numpy())
+                               - sc.gammaln(small.numpy()), rtol=1e-12)
