@@ -53,6 +53,10 @@ def _inside(raw: torch.Tensor, high: float = RAW_BOUND) -> torch.Tensor:
     return (raw >= -RAW_BOUND) & (raw <= high)
 
 
+#: The links :func:`link_value_and_derivative` has in closed form.
+CLOSED_FORM_LINKS = ("identity", "exp", "softplus", "sigmoid")
+
+
 def link_value_and_derivative(link, raw: torch.Tensor, inside: bool = False):
     """``(theta, d theta / d raw, link.derivative(raw))`` of a link at ``raw`` (shape (n,)):
     the second as autograd of :meth:`Link.forward` gives it (zero where the forward map

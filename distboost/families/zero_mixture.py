@@ -135,6 +135,13 @@ class ZeroMixture(Family):
         super().__init__(links)
         self.base = self.base_family({p: self.links[p] for p in self.base_family.param_names})
 
+    def with_links(self, links):
+        """A copy with some links replaced, its base law's too (the closed-form derivatives
+        go through the base's links)."""
+        new = super().with_links(links)
+        new.base = new.base_family({p: new.links[p] for p in new.base_family.param_names})
+        return new
+
     @property
     def base_names(self) -> tuple[str, ...]:
         return self.param_names[:-1]
@@ -184,7 +191,8 @@ class ZeroMixture(Family):
             return None
         r = scores.floored(raw, floor)
         theta_raw = r[:, :-1]
-        if scores.raw_nll_grad(self.base, formula, theta_raw[:1], y[:1].abs() + 1.0) is None:
+        if any(self.base.links[p].name not in scores.CLOSED_FORM_LINKS
+               for p in self.base_names):
             return None
         fisher = self.fisher_information(r)
         if fisher is None:

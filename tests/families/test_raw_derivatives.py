@@ -286,3 +286,30 @@ def test_a_subclass_that_changes_the_law_and_resets_its_formulas_keeps_autograd(
         y.numpy()), np.inf, y.numpy())]))
     assert cen.raw_derivatives(raw, bounds, floor) is None
     assert FamilyObjective(fam, y.numpy(), warn=False, init_params=p).derivatives() is None
+
+
+@pytest.mark.parametrize("name", ["zero_inflated_poisson", "zero_inflated_negative_binomial",
+                                  "zero_adjusted_gamma"])
+def test_a_zero_mixture_with_other_links_takes_the_closed_form_or_autograd(name):
+    # softplus has a closed form (the same values as autograd); a link without one leaves
+    # the zero mixture on autograd.
+    class Cube(db.links.Link):
+        name = "cube_of_exp"
+        domain = (0.0, np.inf)
+
+        def forward(self, raw):
+            return torch.exp(3.0 * raw.clamp(-10.0, 10.0))
+
+        def derivative(self, raw):
+            return 3.0 * torch.exp(3.0 * raw.clamp(-10.0, 10.0))
+
+    base = db.families.get(name)
+    first = base.base_names[0]
+    fam = base.with_links({first: "softplus"})
+    p = case(name).params[0]
+    y = _y(name, p)
+    raw, floor = _raw(fam, p, seed=0)
+    fast = fam.raw_derivatives(raw, y, floor)
+    assert fast is not None
+    _assert_equal(fast, _autograd(fam, raw, y, floor), f"{name} softplus")
+    assert base.with_links({first: Cube()}).raw_derivatives(raw, y, floor) is None
