@@ -1,11 +1,12 @@
-"""Closed-form raw derivatives of the one-parameter families with a log link, in numpy.
+"""Closed-form raw derivatives of the one-parameter families with a log link.
 
 The exponential, half-normal and Poisson families have one parameter ``v = exp(r)`` and a
 loss, gradient and Fisher information of a few passes in ``r`` (LightGBM grows one tree a
 round for them, so the derivatives' fixed cost per operation weighs twice as much as for a
 two-parameter family).  Below :data:`~distboost.families.continuous.NUMPY_ROWS` rows on the
-CPU they are computed here in numpy, as the Normal's are; elsewhere, and for other links,
-the family's :attr:`~distboost.families.base.Family.score_formula` and the chain rule
+CPU they are computed here in numpy, as the Normal's are, and in torch with the same
+formulas above it or on a GPU; for other links the family's
+:attr:`~distboost.families.base.Family.score_formula` and the chain rule
 (:func:`distboost.families.scores.chain_rule`) give the same values.
 
 The raw score is floored (``max(r, floor)``) and the link clamps it to ``[-RAW_BOUND,
@@ -35,14 +36,16 @@ def one_parameter_derivatives(family, raw: torch.Tensor, y: torch.Tensor, floor=
     """``(nll Tensor[n], grad Tensor[n, 1], fisher Tensor[n, 1])`` of ``family`` (the
     exponential, half-normal or Poisson law, recognised by its ``score_formula``: a subclass
     that changes the law resets it) with its log link, or None where this path does not
-    apply (another law or link, a GPU, more than ``NUMPY_ROWS`` rows)."""
+    apply (another law or link).  In numpy up to ``NUMPY_ROWS`` rows on the CPU, in torch
+    (:func:`_torch_derivatives`, the same formulas) elsewhere."""
     kind = _KINDS.get(family.score_formula)
     (name,) = family.param_names
     n = raw.shape[0]
-    if (kind is None or family.links[name].name != "exp" or raw.device.type != "cpu"
-            or n > NUMPY_ROWS):
+    if kind is None or family.links[name].name != "exp":
         return None
     lo = -RAW_BOUND if floor is None else max(-RAW_BOUND, float(floor[0]))
+    if raw.device.type != "cpu" or n > NUMPY_ROWS:
+        return _torch_derivatives(kind, raw[:, 0].detach(), y, lo)
     r = raw.detach().numpy()[:, 0]
     y_np = y.detach().numpy()
     rc = np.clip(r, lo, RAW_BOUND)
@@ -65,6 +68,34 @@ def one_parameter_derivatives(family, raw: torch.Tensor, y: torch.Tensor, floor=
         grad[outside] = 0.0
     return (torch.from_numpy(nll), torch.from_numpy(grad)[:, None],
             torch.from_numpy(fisher)[:, None])
+
+
+def _torch_derivatives(kind: str, r: torch.Tensor, y: torch.Tensor, lo: float):
+    """:func:`one_parameter_derivatives`' formulas in torch, a few passes over preallocated
+    vectors (no chain rule through the generic link code)."""
+    n = r.shape[0]
+    rc = r.clamp(lo, RAW_BOUND)
+    nll = torch.empty_like(rc)
+    grad = torch.empty((n, 1), dtype=rc.dtype, device=rc.device)
+    if kind == "exponential":
+        vy = torch.exp(rc).mul_(y)
+        torch.sub(vy, rc, out=nll)
+        torch.sub(vy, 1.0, out=grad[:, 0])
+        fisher = torch.ones((n, 1), dtype=rc.dtype, device=rc.device)
+    elif kind == "half_normal":
+        z2 = torch.mul(rc, -2.0).exp_().mul_(y).mul_(y)
+        torch.add(rc, z2, alpha=0.5, out=nll).sub_(_HALF_LOG_2_OVER_PI)
+        torch.sub(1.0, z2, out=grad[:, 0])
+        fisher = torch.full((n, 1), 2.0, dtype=rc.dtype, device=rc.device)
+    else:  # poisson
+        v = torch.exp(rc)
+        torch.sub(v, y * rc, out=nll).add_(log_factorial(y))
+        torch.sub(v, y, out=grad[:, 0])
+        fisher = v[:, None]
+    outside = (r < lo) | (r > RAW_BOUND)
+    if bool(outside.any()):
+        grad[:, 0].masked_fill_(outside, 0.0)
+    return nll, grad, fisher
 
 
 _KINDS = {_scores.exponential: "exponential", _scores.half_normal: "half_normal",

@@ -313,3 +313,32 @@ def test_a_zero_mixture_with_other_links_takes_the_closed_form_or_autograd(name)
     assert fast is not None
     _assert_equal(fast, _autograd(fam, raw, y, floor), f"{name} softplus")
     assert base.with_links({first: Cube()}).raw_derivatives(raw, y, floor) is None
+
+
+@pytest.mark.parametrize("name", ["exponential", "half_normal", "poisson"])
+def test_the_one_parameter_torch_path_equals_autograd(name, monkeypatch):
+    # Above NUMPY_ROWS rows (or on a GPU) the one-parameter families take the torch twin
+    # of their numpy formulas: here on every row count, with a floor and beyond the clamp.
+    from distboost.families import _one_parameter
+
+    monkeypatch.setattr(_one_parameter, "NUMPY_ROWS", 0)
+    calls = []
+    torch_path = _one_parameter._torch_derivatives
+    monkeypatch.setattr(_one_parameter, "_torch_derivatives",
+                        lambda *args: calls.append(1) or torch_path(*args))
+    fam = _family(name)
+    for i, p in enumerate(case(name).params):
+        y = _y(name, p, seed=i)
+        raw, floor = _raw(fam, p, seed=i)
+        raw[-1, 0], raw[-2, 0] = RAW_BOUND + 5.0, -RAW_BOUND - 5.0
+        _assert_equal(fam.raw_derivatives(raw, y, floor), _autograd(fam, raw, y, floor),
+                      f"{name}-{i}")
+        _assert_equal(fam.raw_derivatives(raw, y), _autograd(
+            fam, raw, y, torch.full_like(floor, -torch.inf)), f"{name}-{i} no floor")
+    assert len(calls) == 4
+    # log y! depends on the target alone: remembered, not recomputed every round.
+    lgamma_calls = []
+    lgamma = torch.lgamma
+    monkeypatch.setattr(torch, "lgamma", lambda x: lgamma_calls.append(1) or lgamma(x))
+    fam.raw_derivatives(raw, y, floor)
+    assert not lgamma_calls
