@@ -74,7 +74,9 @@ def _torch_derivatives(kind: str, r: torch.Tensor, y: torch.Tensor, lo: float):
     """:func:`one_parameter_derivatives`' formulas in torch, a few passes over preallocated
     vectors (no chain rule through the generic link code)."""
     n = r.shape[0]
-    rc = r.clamp(lo, RAW_BOUND)
+    low, high = torch.aminmax(r)
+    inside = bool(low >= lo) and bool(high <= RAW_BOUND)  # one pass: no clamp, no mask
+    rc = r if inside else r.clamp(lo, RAW_BOUND)
     nll = torch.empty_like(rc)
     grad = torch.empty((n, 1), dtype=rc.dtype, device=rc.device)
     if kind == "exponential":
@@ -92,9 +94,8 @@ def _torch_derivatives(kind: str, r: torch.Tensor, y: torch.Tensor, lo: float):
         torch.sub(v, y * rc, out=nll).add_(log_factorial(y))
         torch.sub(v, y, out=grad[:, 0])
         fisher = v[:, None]
-    outside = (r < lo) | (r > RAW_BOUND)
-    if bool(outside.any()):
-        grad[:, 0].masked_fill_(outside, 0.0)
+    if not inside:
+        grad[:, 0].masked_fill_((r < lo) | (r > RAW_BOUND), 0.0)
     return nll, grad, fisher
 
 

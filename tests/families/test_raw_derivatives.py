@@ -333,9 +333,13 @@ def test_the_one_parameter_torch_path_equals_autograd(name, monkeypatch):
         raw[-1, 0], raw[-2, 0] = RAW_BOUND + 5.0, -RAW_BOUND - 5.0
         _assert_equal(fam.raw_derivatives(raw, y, floor), _autograd(fam, raw, y, floor),
                       f"{name}-{i}")
-        _assert_equal(fam.raw_derivatives(raw, y), _autograd(
-            fam, raw, y, torch.full_like(floor, -torch.inf)), f"{name}-{i} no floor")
-    assert len(calls) == 4
+        no_floor = torch.full_like(floor, -torch.inf)
+        _assert_equal(fam.raw_derivatives(raw, y), _autograd(fam, raw, y, no_floor),
+                      f"{name}-{i} no floor")
+        inside, y_inside = raw[:-2], y[:-2]  # every score within the clamp: no mask
+        _assert_equal(fam.raw_derivatives(inside, y_inside),
+                      _autograd(fam, inside, y_inside, no_floor), f"{name}-{i} inside")
+    assert len(calls) == 6
     # log y! depends on the target alone: remembered, not recomputed every round.
     lgamma_calls = []
     lgamma = torch.lgamma
