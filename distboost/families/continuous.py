@@ -22,6 +22,7 @@ from ._stats import scipy_elementwise, weighted_mean_var, weighted_quantile
 from ._torch_extra import Logistic as _TorchLogistic
 from ._torch_extra import logistic_log_prob
 from .base import Family, as_float64_tensor, info_matrix
+from .information import diagonal_info
 from .registry import register
 from .support import REAL
 
@@ -63,7 +64,7 @@ class Normal(Family):
     def fisher_natural(self, params):
         """Diagonal ``(1 / scale^2, 2 / scale^2)`` (Lehmann & Casella 1998, ex. 2.6.8)."""
         inv_var = params["scale"].pow(-2)
-        return torch.stack([inv_var, 2.0 * inv_var], dim=-1)
+        return diagonal_info(inv_var, 2.0 * inv_var)
 
     def fisher_information(self, raw):
         """On the raw scale with the default links (identity, exp): ``diag(exp(-2 raw_scale),
@@ -72,7 +73,7 @@ class Normal(Family):
         if self.links["loc"].name != "identity" or self.links["scale"].name != "exp":
             return super().fisher_information(raw)
         inv_var = torch.exp(-2.0 * raw[:, 1].clamp(-RAW_BOUND, RAW_BOUND))
-        return torch.stack([inv_var, torch.full_like(inv_var, 2.0)], dim=-1)
+        return diagonal_info(inv_var, torch.full_like(inv_var, 2.0))
 
     def raw_derivatives(self, raw, y, floor=None):
         """Closed form with the default links (identity, exp):
@@ -232,7 +233,7 @@ class Laplace(Family):
     def fisher_natural(self, params):
         """Diagonal ``(1 / scale^2, 1 / scale^2)`` (Kotz, Kozubowski & Podgorski 2001, 2.6)."""
         inv_var = params["scale"].pow(-2)
-        return torch.stack([inv_var, inv_var], dim=-1)
+        return diagonal_info(inv_var, inv_var)
 
     def log_cdf(self, params, y):
         z = (y - params["loc"]) / params["scale"]
@@ -272,7 +273,7 @@ class Logistic(Family):
         """Diagonal ``(1 / (3 s^2), (pi^2 + 3) / (9 s^2))`` (Johnson, Kotz & Balakrishnan
         1995, ch. 23, eq. 23.38)."""
         inv_var = params["scale"].pow(-2)
-        return torch.stack([inv_var / 3.0, inv_var * (math.pi**2 + 3.0) / 9.0], dim=-1)
+        return diagonal_info(inv_var / 3.0, inv_var * (math.pi**2 + 3.0) / 9.0)
 
     def log_prob(self, params, y):
         """The logistic log density without building the torch distribution (a
@@ -466,7 +467,7 @@ class Cauchy(Family):
         """Diagonal ``(1 / (2 s^2), 1 / (2 s^2))`` (Johnson, Kotz & Balakrishnan 1994,
         ch. 16, sec. 6)."""
         half_inv_var = 0.5 * params["scale"].pow(-2)
-        return torch.stack([half_inv_var, half_inv_var], dim=-1)
+        return diagonal_info(half_inv_var, half_inv_var)
 
     def log_prob(self, params, y):
         scale = params["scale"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["info_matrix", "raw_information"]
+__all__ = ["diagonal_info", "info_matrix", "raw_information"]
 
 
 def info_matrix(rows) -> torch.Tensor:
@@ -23,6 +23,13 @@ def info_matrix(rows) -> torch.Tensor:
         for j, v in enumerate(row):
             out[i, j] = v
     return out.permute(*range(2, out.dim()), 0, 1)
+
+
+def diagonal_info(*entries) -> torch.Tensor:
+    """A diagonal information matrix from its ``K`` diagonal entries (Tensors of shape (n,)):
+    the (n, K) view of one contiguous (K, n) tensor, as :func:`info_matrix` lays its entries
+    out (the chain rule and the natural step then run on contiguous vectors)."""
+    return torch.stack(entries, dim=0).T
 
 
 def raw_information(fisher: torch.Tensor, d: torch.Tensor) -> torch.Tensor:

@@ -26,6 +26,7 @@ from ._torch_extra import LogLogistic as _LL
 from ._torch_extra import loglogistic_log_prob
 from .base import Family, info_matrix, refuse_all_zero
 from .continuous import normal_raw_derivatives, normal_scale_low, normal_scale_profile
+from .information import diagonal_info
 from .registry import register
 from .support import NONNEGATIVE, POSITIVE
 
@@ -66,7 +67,7 @@ class LogNormal(Family):
     def fisher_natural(self, params):
         """Diagonal ``(1 / scale^2, 2 / scale^2)``, as for the normal law of ``log y``."""
         inv_var = params["scale"].pow(-2)
-        return torch.stack([inv_var, 2.0 * inv_var], dim=-1)
+        return diagonal_info(inv_var, 2.0 * inv_var)
 
     def raw_derivatives(self, raw, y, floor=None):
         """With the default links (identity, exp): the Normal's closed form at ``log y``
@@ -310,7 +311,7 @@ class InverseGaussian(Family):
 
     def fisher_natural(self, params):
         m, lam = params["loc"], params["concentration"]
-        return torch.stack([lam / m**3, 0.5 / (lam * lam)], dim=-1)
+        return diagonal_info(lam / m**3, 0.5 / (lam * lam))
 
     def log_cdf(self, params, y):
         return self.distribution(params).log_cdf(y)
@@ -352,7 +353,7 @@ class LogLogistic(Family):
 
     def fisher_natural(self, params):
         s, c = params["scale"], params["concentration"]
-        return torch.stack([c * c / (3.0 * s * s), (math.pi**2 + 3.0) / (9.0 * c * c)], dim=-1)
+        return diagonal_info(c * c / (3.0 * s * s), (math.pi**2 + 3.0) / (9.0 * c * c))
 
     def log_prob(self, params, y):
         """The log-logistic log density without building the torch distribution (a
