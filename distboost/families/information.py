@@ -32,10 +32,32 @@ def diagonal_info(*entries) -> torch.Tensor:
     return torch.stack(entries, dim=0).T
 
 
-def raw_information(fisher: torch.Tensor, d: torch.Tensor) -> torch.Tensor:
+def raw_information(fisher: torch.Tensor, d) -> torch.Tensor:
     """``J^T I J`` with ``J = diag(d)``: the natural-scale information ``fisher`` (n, K) or
-    (n, K, K) carried to the raw scale by the links' derivatives ``d`` of shape (K, n)."""
+    (n, K, K) carried to the raw scale by the links' derivatives ``d``, a Tensor of shape
+    (K, n) or a sequence of ``K`` Tensors of shape (n,) in which None stands for the
+    identity link's derivative, 1.
+
+    Entry by entry into the layout of :func:`info_matrix` (a diagonal ``F_k d_k d_k``, a
+    full matrix ``F_ij (d_i d_j)``), the identity's factors left out: contiguous passes, no
+    (K, K, n) product of the derivatives, no vector of ones."""
+    d = list(d)
+    k, n = len(d), fisher.shape[0]
     if fisher.dim() == 2:
-        return (fisher.T * d * d).T
-    # In the (K, K, n) layout of info_matrix: contiguous passes.
-    return (fisher.permute(1, 2, 0) * (d[:, None, :] * d[None, :, :])).permute(2, 0, 1)
+        out = torch.empty((k, n), dtype=fisher.dtype, device=fisher.device)
+        for i, di in enumerate(d):
+            if di is None:
+                out[i] = fisher[:, i]
+            else:
+                torch.mul(fisher[:, i], di, out=out[i]).mul_(di)
+        return out.T
+    out = torch.empty((k, k, n), dtype=fisher.dtype, device=fisher.device)
+    for i, di in enumerate(d):
+        for j, dj in enumerate(d):
+            if di is None and dj is None:
+                out[i, j] = fisher[:, i, j]
+            elif di is None or dj is None:
+                torch.mul(fisher[:, i, j], dj if di is None else di, out=out[i, j])
+            else:
+                torch.mul(di, dj, out=out[i, j]).mul_(fisher[:, i, j])
+    return out.permute(2, 0, 1)

@@ -115,26 +115,10 @@ def raw_nll_grad(family, formula, raw: torch.Tensor, y: torch.Tensor, fisher: bo
         return nll, grad.T
     if natural_fisher:
         info = family.fisher_natural(dict(zip(family.param_names, values, strict=True)))
-        info = None if info is None else _raw_information(info, plain)
+        info = None if info is None else raw_information(info, plain)
     else:
         info = family.fisher_information(raw)
     return nll, grad.T, info
-
-
-def _raw_information(info: torch.Tensor, plain: list) -> torch.Tensor:
-    """:func:`~distboost.families.information.raw_information` with the links' derivatives
-    ``plain`` (None for the identity's, 1): a diagonal information column by column, the
-    identity's columns as they are (the same values, no vector of ones)."""
-    if info.dim() == 2:
-        out = torch.empty((len(plain), info.shape[0]), dtype=info.dtype, device=info.device)
-        for k, d in enumerate(plain):
-            if d is None:
-                out[k] = info[:, k]
-            else:
-                torch.mul(info[:, k], d, out=out[k]).mul_(d)
-        return out.T
-    return raw_information(info, torch.stack(
-        [torch.ones_like(info[:, 0, 0]) if d is None else d for d in plain], dim=0))
 
 
 def floored(raw: torch.Tensor, floor: torch.Tensor | None) -> torch.Tensor:
