@@ -238,9 +238,15 @@ gumbel = location_scale(lambda z: z + torch.exp(-z), lambda z: -torch.expm1(-z))
 cauchy = location_scale(lambda z: _LOG_PI + torch.log1p(z * z), lambda z: 2.0 * z / (1.0 + z * z))
 
 
+def _log(y: torch.Tensor) -> torch.Tensor:
+    """``log y``, remembered per target (:func:`~distboost.families._special.remembered`):
+    the positive families' formulas take it every round."""
+    return remembered(y, "log", torch.log)
+
+
 def lognormal(y, loc, scale):
     """The Normal's formula at ``log y`` plus the Jacobian term ``log y``."""
-    log_y = torch.log(y)
+    log_y = _log(y)
     nll, grads = normal(log_y, loc, scale)
     return nll + log_y, grads
 
@@ -274,7 +280,7 @@ def studentt(y, df, loc, scale):
 def gamma(y, conc, rate):
     """``nll = lgamma(a) - a log b - (a - 1) log y + b y``: ``d/da = psi(a) - log b - log y``,
     ``d/db = y - a / b``."""
-    log_y, log_b = torch.log(y), torch.log(rate)
+    log_y, log_b = _log(y), torch.log(rate)
     nll = torch.lgamma(conc) - conc * log_b - (conc - 1.0) * log_y + rate * y
     return nll, (torch.special.digamma(conc) - log_b - log_y, y - conc / rate)
 
@@ -282,7 +288,7 @@ def gamma(y, conc, rate):
 def weibull(y, scale, conc):
     """``nll = -log k + log l - (k - 1) L + t`` with ``L = log(y / l)``, ``t = (y / l)^k``:
     ``d/dl = k (1 - t) / l``, ``d/dk = -1/k - L + t L``."""
-    L = torch.log(y) - torch.log(scale)
+    L = _log(y) - torch.log(scale)
     t = torch.exp(conc * L)
     nll = -torch.log(conc) + torch.log(scale) - (conc - 1.0) * L + t
     return nll, (conc * (1.0 - t) / scale, -1.0 / conc + (t - 1.0) * L)
@@ -298,23 +304,24 @@ def inverse_gaussian(y, mean, conc):
     1989, eq. 2.1): ``d/dm = -l (y - m) / m^3``, ``d/dl = -1 / (2 l) + (y - m)^2 / (2 m^2 y)``."""
     d = y - mean
     q = d * d / (2.0 * mean * mean * y)
-    nll = -0.5 * (torch.log(conc) - math.log(2.0 * math.pi) - 3.0 * torch.log(y)) + conc * q
+    nll = -0.5 * (torch.log(conc) - math.log(2.0 * math.pi) - 3.0 * _log(y)) + conc * q
     return nll, (-conc * d / mean**3, -0.5 / conc + q)
 
 
 def loglogistic(y, scale, conc):
     """``nll = -log c + log y + |z| + 2 softplus(-|z|)``, ``z = c (log y - log s)``:
     ``d/dz = tanh(z / 2)``, ``dz/ds = -c / s``, ``dz/dc = z / c``."""
-    z = conc * (torch.log(y) - torch.log(scale))
+    log_y = _log(y)
+    z = conc * (log_y - torch.log(scale))
     dz = torch.tanh(0.5 * z)
-    nll = -torch.log(conc) + torch.log(y) + z.abs() + 2.0 * F.softplus(-z.abs())
+    nll = -torch.log(conc) + log_y + z.abs() + 2.0 * F.softplus(-z.abs())
     return nll, (-dz * conc / scale, (z * dz - 1.0) / conc)
 
 
 def beta(y, a, b):
     """``nll = -(a-1) log y - (b-1) log(1-y) - lgamma(a+b) + lgamma(a) + lgamma(b)``:
     ``d/da = psi(a) - psi(a+b) - log y``, ``d/db = psi(b) - psi(a+b) - log(1-y)``."""
-    log_y, log_1my = torch.log(y), torch.log(1.0 - y)
+    log_y, log_1my = _log(y), remembered(y, "log1m", lambda t: torch.log(1.0 - t))
     nll = (-(a - 1.0) * log_y - (b - 1.0) * log_1my - torch.lgamma(a + b) + torch.lgamma(a)
            + torch.lgamma(b))
     dab = torch.special.digamma(a + b)
