@@ -420,6 +420,7 @@ class StepComputer:
         self._buffers: list = [None, None]  # two (grad, hess) output pairs (order "F")
         self._pinned = None
         self._rows = None  # the per-row loss of the blocks (see _per_row)
+        self._block_data: dict = {}  # (start, stop) -> the data of those rows (_data_rows)
 
     def loss_value(self, raw: np.ndarray) -> float:
         """The (weighted) mean loss at ``raw``, ndarray of shape (n, K): a forward pass only,
@@ -431,7 +432,7 @@ class StepComputer:
                 return self._mean(self.loss(raw_t, self.data))
             per_row = self._per_row(raw_t.shape[0])
             for rows in blocks:
-                per_row[rows] = self.loss(raw_t[rows], data_rows(self.data, rows))
+                per_row[rows] = self.loss(raw_t[rows], self._data_rows(rows))
         return self._mean(per_row)
 
     def _blocks(self, raw, raw_t: torch.Tensor) -> list[slice] | None:
@@ -442,6 +443,17 @@ class StepComputer:
         n = raw_t.shape[0]
         blocks = row_blocks(n)
         return blocks if blocks is not None and row_aligned(self.data, n) else None
+
+    def _data_rows(self, rows: slice) -> dict:
+        """The data of a block of rows: the same views every round, so that what a family
+        derives from its target alone (:func:`distboost.families._special.remembered`: ``log
+        y!``, ``log y``, a censored target's row plan) is derived once per block, not every
+        round."""
+        key = (rows.start, rows.stop)
+        got = self._block_data.get(key)
+        if got is None:
+            got = self._block_data[key] = data_rows(self.data, rows)
+        return got
 
     def _per_row(self, n: int) -> torch.Tensor:
         """The blocks' per-row loss, kept across rounds (summed whole, as one call's)."""
@@ -489,7 +501,7 @@ class StepComputer:
 
             def part(rows):
                 loss, g, hess, denom = _rule_pair(
-                    self.loss, raw_t[rows], data_rows(self.data, rows), self.step,
+                    self.loss, raw_t[rows], self._data_rows(rows), self.step,
                     self.fisher, self.derivatives, defer_division=True)
                 per_row[rows] = loss
                 return g, hess, denom

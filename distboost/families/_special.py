@@ -265,19 +265,22 @@ def _stirling_tail(x: torch.Tensor) -> torch.Tensor:
     return inv * (1.0 / 12.0 - inv2 * (1.0 / 360.0 - inv2 / 1260.0))
 
 
-#: The last few values derived from targets, as ``(weak reference to y, y._version, key,
-#: value)``: see :func:`remembered`.
-_REMEMBERED: list = []
-_REMEMBER_MAX = 16
+#: The values derived from targets: ``(id(y), key) -> (weak reference to y, y._version,
+#: value)``, oldest first; see :func:`remembered`.
+_REMEMBERED: dict = {}
+#: Entries kept at most: a fit on many rows evaluates its target by blocks of rows
+#: (:mod:`distboost.boosting.row_blocks`, 15 blocks at 2,000,000 rows), each block a target
+#: of its own with a few keys.
+_REMEMBER_MAX = 256
 
 
 def remembered(y: torch.Tensor, key: str, fn):
-    """``fn(y)``, remembered for the last few targets: a fit evaluates the same ``y`` (its
-    training and validation rows) every round, and some terms depend on ``y`` alone (``log
-    y!``, the zero mixtures' stand-in values).  An entry holds ``y`` weakly (it goes when
-    ``y`` goes) and is used only for the same tensor object unchanged since
-    (``Tensor._version``); the value carries no gradient (``y`` is data) and must not be
-    changed in place by its users.
+    """``fn(y)``, remembered for the last targets: a fit evaluates the same ``y`` (its
+    training and validation rows, or the same blocks of them) every round, and some terms
+    depend on ``y`` alone (``log y!``, ``log y``, the zero mixtures' stand-in values).  An
+    entry holds ``y`` weakly (it goes when ``y`` goes) and is used only for the same tensor
+    object unchanged since (``Tensor._version``); the value carries no gradient (``y`` is
+    data) and must not be changed in place by its users.
 
     Parameters
     ----------
@@ -287,17 +290,22 @@ def remembered(y: torch.Tensor, key: str, fn):
     fn : callable
         ``fn(y)``: a tensor, or a tuple holding tensors.
     """
-    for ref, version, k, value in tuple(_REMEMBERED):
-        if k == key and ref() is y and version == y._version:
-            return value
+    slot = (id(y), key)
+    entry = _REMEMBERED.get(slot)
+    if entry is not None and entry[0]() is y and entry[1] == y._version:
+        return entry[2]
     with torch.no_grad():
         value = fn(y)
     try:
-        entry = (weakref.ref(y, _forget), y._version, key, value)
+        ref = weakref.ref(y, lambda dead, slot=slot: _forget(slot, dead))
     except TypeError:  # not a tensor that can be referenced weakly: nothing to remember
         return value
-    kept = [e for e in _REMEMBERED[-(_REMEMBER_MAX - 1):] if e[0]() is not None]
-    _REMEMBERED[:] = kept + [entry]
+    _REMEMBERED.pop(slot, None)
+    _REMEMBERED[slot] = (ref, y._version, value)
+    # list() of the keys is one C call (no other thread, no weakref callback, runs during
+    # it); pop tolerates an entry another thread or a callback has dropped since.
+    for old in list(_REMEMBERED)[:max(0, len(_REMEMBERED) - _REMEMBER_MAX)]:
+        _REMEMBERED.pop(old, None)
     return value
 
 
@@ -320,9 +328,11 @@ def log_factorial(y: torch.Tensor) -> torch.Tensor:
     return remembered(y, "log_factorial", lambda t: torch.lgamma(t + 1.0))
 
 
-def _forget(ref) -> None:
-    """Drop the entries of a target that no longer exists (its values go with it)."""
-    _REMEMBERED[:] = [e for e in _REMEMBERED if e[0] is not ref]
+def _forget(slot, ref) -> None:
+    """Drop the entry of a target that no longer exists (its value goes with it)."""
+    entry = _REMEMBERED.get(slot)
+    if entry is not None and entry[0] is ref:
+        _REMEMBERED.pop(slot, None)
 
 
 def lgamma_ratio(r: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

@@ -174,3 +174,24 @@ def test_blocked_engine_fit_equals_the_whole_batch_fit(monkeypatch):
     blocked = run()
     np.testing.assert_array_equal(blocked[0], whole[0])
     assert blocked[1] == whole[1]
+
+
+def test_what_a_block_derives_from_its_target_is_derived_once_not_every_round(monkeypatch):
+    # log y! of a Poisson target, per block: each block's data are the same views every
+    # round, so the remembered value is found again (it was derived every round, for every
+    # block, when each round made new views).
+    rng = np.random.default_rng(0)
+    n, rounds = 3000, 6
+    y = rng.poisson(3.0, size=n).astype(np.float64)
+    obj = FamilyObjective(get("poisson"), y)
+    raw = obj.init_raw + 0.1 * rng.normal(size=(n, 1))
+    monkeypatch.setattr(rb, "BLOCK_ROWS", 1000)
+    sc = StepComputer(obj.loss, {"y": torch.as_tensor(y)}, "natural", obj.fisher(),
+                      derivatives=obj.derivatives())
+    sizes = []
+    lgamma = torch.lgamma
+    monkeypatch.setattr(torch, "lgamma", lambda x: sizes.append(x.numel()) or lgamma(x))
+    for i in range(rounds):
+        sc(np.asfortranarray(raw + 0.01 * i), dtype=np.float32, order="F")
+        sc.loss_value(np.asfortranarray(raw + 0.01 * i))
+    assert sizes == [1000, 1000, 1000]  # one log y! per block
