@@ -305,8 +305,7 @@ class Family:
         """
         return None
 
-    def fisher_information(self, raw: torch.Tensor,
-                           natural: torch.Tensor | None = None) -> torch.Tensor | None:
+    def fisher_information(self, raw: torch.Tensor) -> torch.Tensor | None:
         """Expected Fisher information of one observation with respect to the raw scores.
 
         ``J^T I(theta) J`` with ``J = diag(d theta / d raw)`` from the links, where
@@ -315,9 +314,6 @@ class Family:
         Parameters
         ----------
         raw : Tensor of shape (n, K)
-        natural : Tensor, optional
-            :meth:`fisher_natural` at these scores, when the caller has computed it (from
-            terms it shares with the NLL); computed here otherwise.
 
         Returns
         -------
@@ -325,7 +321,7 @@ class Family:
         by :meth:`fisher_natural`); None when the family has no closed form (the engine
         then estimates it by Monte Carlo).
         """
-        fisher = self.fisher_natural(self.params_from_raw(raw)) if natural is None else natural
+        fisher = self.fisher_natural(self.params_from_raw(raw))
         if fisher is None:
             return None
         d = torch.stack(

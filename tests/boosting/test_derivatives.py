@@ -142,31 +142,6 @@ def test_full_and_diagonal_fisher_give_the_same_natural_pair():
         np.testing.assert_allclose(x, y, rtol=1e-12)
 
 
-@pytest.mark.parametrize("k", [2, 3])
-@pytest.mark.parametrize("layout", ["info_matrix", "interleaved"])
-def test_small_natural_solves_equal_the_batched_lu_solve(k, layout):
-    """The adjugate solve of 2 x 2 and 3 x 3 damped information equals
-    ``torch.linalg.solve``'s on well-conditioned rows, and rows it cannot serve (a singular
-    or indefinite matrix, an infinite entry) take the LU solve's answer."""
-    from distboost.boosting.derivatives import _natural, _solve_lu
-    from distboost.families.information import info_matrix
-
-    rng = np.random.default_rng(k)
-    n = 500
-    a = torch.as_tensor(rng.normal(size=(n, k, k)))
-    fisher = a @ a.transpose(1, 2) + 0.05 * torch.eye(k, dtype=torch.float64)
-    fisher[0] = 0.0  # singular: det 0
-    fisher[1] = torch.as_tensor(np.diag(np.r_[1.0, -1.0, 2.0][:k]))  # indefinite
-    fisher[2, 0, 1] = fisher[2, 1, 0] = 1e300  # det overflows
-    if layout == "info_matrix":
-        fisher = info_matrix([[fisher[:, i, j] for j in range(k)] for i in range(k)])
-    g = torch.as_tensor(rng.normal(size=(n, k)))
-    got, want = _natural(g, fisher), _solve_lu(fisher, g)
-    assert got.shape == (n, k)
-    np.testing.assert_allclose(got[3:], want[3:], rtol=1e-9, atol=1e-12)
-    np.testing.assert_array_equal(got[:3], want[:3])
-
-
 @pytest.mark.parametrize("path", ["numpy", "torch"])
 @pytest.mark.parametrize("seed", range(5))
 def test_normal_raw_derivatives_equal_autograd_and_the_closed_form_fisher(seed, path,
