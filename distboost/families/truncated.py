@@ -16,7 +16,7 @@ import torch
 
 from . import scores as _scores
 from .censored import log_interval_probability
-from .information import info_matrix
+from .information import info_matrix, raw_information
 from .registry import register_wrapper
 from .support import Support
 from .wrapper import Wrapped
@@ -168,7 +168,8 @@ class Truncated(Wrapped):
             return None
         # The tail's NLL is minus the log of the kept mass: the information's too.
         natural = self._normal_information(self.params_from_raw(r), log_mass=-tail[0])
-        fisher = self.fisher_information(r, natural=natural)
+        fisher = raw_information(natural, [self.links[p].derivative(r[:, k])
+                                           for k, p in enumerate(self.param_names)])
         return (fast[0] - tail[0], fast[1] - _scores.below_floor(tail[1], raw, floor), fisher)
 
     def _cdf_bounds(self, params):
