@@ -51,6 +51,8 @@ def _solve_small(fisher: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
     Tensor of shape (n, K): the (n, K) view of a contiguous (K, n) tensor.
     """
     k = fisher.shape[1]
+    if g.shape[0] == 0:  # no rows (the reductions below need one)
+        return torch.zeros_like(g)
     a = [[fisher[:, i, j] for j in range(k)] for i in range(k)]
     # The smallest diagonal entry: K reductions instead of K masks, checked with the
     # determinant and the answer in one host sync (on a GPU).

@@ -280,7 +280,11 @@ def remembered(y: torch.Tensor, key: str, fn):
     depend on ``y`` alone (``log y!``, ``log y``, the zero mixtures' stand-in values).  An
     entry holds ``y`` weakly (it goes when ``y`` goes) and is used only for the same tensor
     object unchanged since (``Tensor._version``); the value carries no gradient (``y`` is
-    data) and must not be changed in place by its users.
+    data) and must not be changed in place by its users.  A write that torch does not count
+    (through ``y.data``, or into a numpy array that ``y`` shares memory with) goes unseen:
+    the engine's targets are its own tensors, made per fit.  Beyond :data:`_REMEMBER_MAX`
+    targets and keys in use at once (blocks of tens of millions of rows) values are derived
+    again as they are pushed out: the same values, more time.
 
     Parameters
     ----------
@@ -293,6 +297,7 @@ def remembered(y: torch.Tensor, key: str, fn):
     slot = (id(y), key)
     entry = _REMEMBERED.get(slot)
     if entry is not None and entry[0]() is y and entry[1] == y._version:
+        _REMEMBERED[slot] = _REMEMBERED.pop(slot, entry)  # the most recently used last
         return entry[2]
     with torch.no_grad():
         value = fn(y)
@@ -359,7 +364,7 @@ def lgamma_ratio(r: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """
     r, y = torch.broadcast_tensors(r, torch.as_tensor(y, dtype=r.dtype, device=r.device))
     if not bool(y.any()):  # y = 0 everywhere (a zero mixture's base at 0): exactly 0
-        return torch.zeros_like(r)
+        return r * 0.0  # (a NaN or infinite r stays NaN, and r keeps its autograd graph)
     big = r >= STIRLING_MIN
     if not bool(big.any()):  # the common case: one branch, the same values and gradients
         return torch.lgamma(r + y) - torch.lgamma(r)

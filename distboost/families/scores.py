@@ -186,8 +186,8 @@ def lgamma_ratio_dr(r: torch.Tensor, y) -> torch.Tensor:
     1964, 6.1.41) from there on, ``log1p(y/r) - (r - 1/2) y / (r (r + y)) + y / (r + y) +
     tail'(r + y) - tail'(r)``."""
     r, y = torch.broadcast_tensors(r, torch.as_tensor(y, dtype=r.dtype, device=r.device))
-    if not bool(y.any()):  # y = 0 everywhere: exactly 0
-        return torch.zeros_like(r)
+    if not bool(y.any()):  # y = 0 everywhere: exactly 0 (NaN for a NaN or infinite r)
+        return r * 0.0
     big = r >= STIRLING_MIN
     if not bool(big.any()):
         return torch.special.digamma(r + y) - torch.special.digamma(r)

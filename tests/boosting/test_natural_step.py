@@ -41,3 +41,9 @@ def test_a_diagonal_fisher_is_a_damped_division():
     torch.testing.assert_close(divide(g, fisher), want, rtol=0, atol=0)
     # The LU solve of the same diagonal matrix (a row with a positive diagonal).
     np.testing.assert_allclose(_solve_lu(torch.diag_embed(fisher), g)[0], want[0], rtol=1e-15)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_no_rows_give_no_steps(k):
+    g = torch.zeros((0, k), dtype=torch.float64)
+    assert natural(g, torch.zeros((0, k, k), dtype=torch.float64)).shape == (0, k)

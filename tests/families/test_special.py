@@ -254,6 +254,13 @@ def test_a_target_of_zeros_takes_no_special_function_and_is_not_remembered():
     np.testing.assert_array_equal(_special.lgamma_ratio(r, zeros).numpy(), ref)
     np.testing.assert_array_equal(lgamma_ratio_dr(r, zeros).numpy(), np.zeros(5))
     torch.testing.assert_close(lgamma_ratio_dr(r, zeros + 1e-300), zeros, rtol=0, atol=1e-12)
+    # As the general formula: a NaN or infinite r gives NaN, and r keeps its gradient.
+    bad = torch.tensor([float("nan"), float("inf")], dtype=torch.float64)
+    assert torch.isnan(_special.lgamma_ratio(bad, torch.zeros(2, dtype=torch.float64))).all()
+    assert torch.isnan(lgamma_ratio_dr(bad, torch.zeros(2, dtype=torch.float64))).all()
+    leaf = r.clone().requires_grad_(True)
+    (grad,) = torch.autograd.grad(_special.lgamma_ratio(leaf, zeros).sum(), leaf)
+    np.testing.assert_array_equal(grad.numpy(), np.zeros(5))
     n_before = len(_special._REMEMBERED)
     np.testing.assert_array_equal(_special.log_factorial(zeros).numpy(), np.zeros(5))
     assert len(_special._REMEMBERED) == n_before
