@@ -41,6 +41,18 @@ def _raw(fam, p, seed):
     return torch.as_tensor(raw), torch.as_tensor(floor)
 
 
+def test_the_closed_form_links_are_the_ones_the_chain_rule_handles():
+    # zero mixtures check their base's links against CLOSED_FORM_LINKS; the chain rule
+    # (link_value_and_derivative) must handle exactly those and refuse the others.
+    from distboost.families.scores import CLOSED_FORM_LINKS
+
+    raw = torch.zeros(3, dtype=torch.float64)
+    for name in db.links.available_links():
+        link = db.links.get_link(name)
+        handled = link_value_and_derivative(link, raw) is not None
+        assert handled == (link.name in CLOSED_FORM_LINKS), name
+
+
 @pytest.mark.parametrize("link", ["identity", "exp", "softplus", "sigmoid"])
 def test_link_derivative_equals_autograd_of_the_clamped_forward_map(link):
     """Beyond and exactly at the clamp ``+-RAW_BOUND`` (and, for the sigmoid, where it stops
