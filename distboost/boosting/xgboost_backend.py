@@ -41,13 +41,9 @@ from __future__ import annotations
 import numpy as np
 
 from .backend import check_importance_type
+from .threads import num_threads
 
 __all__ = ["XGBoostBackend", "XGBoostModel", "check_device", "xgb_params"]
-
-#: Below this many rows XGBoost runs on one thread unless ``n_jobs`` says otherwise (as the
-#: LightGBM backend: threads cost more than they save on small data).
-SINGLE_THREAD_ROWS = 10_000
-
 
 def _xgboost():
     try:
@@ -69,8 +65,10 @@ def xgb_params(params, k: int, n: int | None = None) -> dict:
     k : int
         Outputs (``num_target``).
     n : int, optional
-        Training rows on this process (one thread below :data:`SINGLE_THREAD_ROWS` unless
-        ``params.n_jobs`` is set); None: XGBoost's default threads.
+        Training rows on this process: the threads of
+        :func:`~distboost.boosting.threads.num_threads` (one below
+        :data:`~distboost.boosting.threads.SINGLE_THREAD_ROWS` rows unless ``params.n_jobs``
+        is set, the cores free inside a fit above); None: ``n_jobs`` or XGBoost's default.
 
     Returns
     -------
@@ -112,10 +110,9 @@ def xgb_params(params, k: int, n: int | None = None) -> dict:
     device = str(getattr(params, "device", "cpu") or "cpu")
     if device != "cpu":
         out["device"] = device
-    if params.n_jobs is not None:
-        out["nthread"] = int(params.n_jobs)
-    elif n is not None and n < SINGLE_THREAD_ROWS:
-        out["nthread"] = 1
+    threads = params.n_jobs if n is None else num_threads(params.n_jobs, n)
+    if threads is not None:
+        out["nthread"] = int(threads)
     return out
 
 

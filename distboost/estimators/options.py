@@ -246,9 +246,9 @@ OPTIONS: dict[str, Option] = {
     "n_jobs": Option(
         None, [Integral, None], "int",
         "Threads of a fit: LightGBM's, and torch's intra-op threads while ``fit`` runs (set "
-        "back after).  None: one thread below 10,000 training rows, the libraries' defaults "
-        "(one per core) above (:mod:`distboost.boosting.threads`; see ``docs/engine.md``, "
-        "\"Threads and a busy machine\")."),
+        "back after).  None: one thread below 10,000 training rows; above, one per core that "
+        "other processes leave free when the fit starts (:mod:`distboost.boosting.threads`; "
+        "see ``docs/engine.md``, \"Threads and a busy machine\")."),
     "verbose": Option(
         0, ["verbose"], "int",
         "Print the training and validation loss every ``verbose`` rounds, and at the end "
