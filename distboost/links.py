@@ -5,10 +5,14 @@ the trees through ``theta = g^{-1}(eta)``.  Following the convention of
 ``torch.distributions.transform_to``, :meth:`Link.forward` maps raw -> parameter (the inverse
 link in GLM vocabulary) and :meth:`Link.inverse` maps parameter -> raw.
 
-Every link stays finite and differentiable for raw values in ``[-RAW_BOUND, RAW_BOUND]``:
-raw scores are clamped to that interval before the forward map (``exp(50)`` is about 5e21,
-still finite in float32), and inverses of values on the boundary of the domain are clamped
-the same way instead of returning ``-inf``.
+Every link stays finite and differentiable for raw values in its ``raw_bounds``, by default
+``[-RAW_BOUND, RAW_BOUND]``: raw scores are clamped to that interval before the forward map
+(``exp(50)`` is about 5e21, still finite in float32), and inverses of values on the boundary
+of the domain are clamped the same way instead of returning ``-inf``.  The softplus link grows
+linearly (``softplus(eta) = eta`` to float precision above 37), so only its lower end is
+clamped: an upper clamp at 50 capped its parameter at 50, where a scale of hundreds is
+ordinary (issue 52: a Weibull with ``links={"scale": "softplus"}`` predicted a median of a
+tenth of every observed value, without a warning).
 """
 
 from __future__ import annotations
@@ -58,11 +62,14 @@ class Link:
         The name the link is registered under (``"identity"``, ``"exp"``, ...).
     domain : tuple of float
         Open interval ``(low, high)`` of parameter values the link reaches.
+    raw_bounds : tuple of float
+        The raw scores' clamp before the forward map, and the inverse's range.
     """
 
     name: str = ""
     aliases: tuple[str, ...] = ()
     domain: tuple[float, float] = (-math.inf, math.inf)
+    raw_bounds: tuple[float, float] = (-RAW_BOUND, RAW_BOUND)
 
     def forward(self, raw):
         """Map raw scores to the parameter's domain.
@@ -90,7 +97,7 @@ class Link:
             Same kind as the input (numpy in, numpy out).
         """
         is_numpy = not isinstance(value, torch.Tensor)
-        out = self._inverse(_as_tensor(value)).clamp(-RAW_BOUND, RAW_BOUND)
+        out = self._inverse(_as_tensor(value)).clamp(*self.raw_bounds)
         return out.numpy() if is_numpy else out
 
     def _inverse(self, value: torch.Tensor) -> torch.Tensor:
@@ -156,12 +163,13 @@ class SoftplusLink(Link):
 
     name = "softplus"
     domain = (0.0, math.inf)
+    raw_bounds = (-RAW_BOUND, math.inf)
 
     def forward(self, raw):
-        return torch.nn.functional.softplus(_clamp_raw(_as_tensor(raw)))
+        return torch.nn.functional.softplus(_as_tensor(raw).clamp_min(-RAW_BOUND))
 
     def derivative(self, raw):
-        return torch.sigmoid(_clamp_raw(_as_tensor(raw)))
+        return torch.sigmoid(_as_tensor(raw).clamp_min(-RAW_BOUND))
 
     def _inverse(self, value):
         value = value.clamp_min(torch.finfo(value.dtype).tiny)

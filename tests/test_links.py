@@ -49,7 +49,19 @@ def test_inverse_at_domain_boundary_is_finite(name):
     edge = np.array([low] + ([high] if np.isfinite(high) else [1e300]))
     out = link.inverse(edge)
     assert isinstance(out, np.ndarray) and np.isfinite(out).all()
-    assert (np.abs(out) <= RAW_BOUND).all()
+    lo, hi = link.raw_bounds
+    assert (out >= lo).all() and (out <= hi).all() and lo == -RAW_BOUND
+
+
+@pytest.mark.parametrize("value", [50.0, 300.0, 1e4, 1e9])
+def test_softplus_reaches_values_beyond_the_raw_bound(value):
+    """Issue 52: the raw clamp at 50 capped a softplus parameter at 50 (softplus grows
+    linearly): a Weibull scale of hundreds was fitted as 50, every median a tenth of the
+    data, without a warning."""
+    link = get_link("softplus")
+    raw = link.inverse(np.array([value]))
+    np.testing.assert_allclose(link.forward(raw).numpy(), [value], rtol=1e-12)
+    assert link.derivative(torch.as_tensor(raw)).item() > 0.99
 
 
 def test_unknown_link_lists_known_names():

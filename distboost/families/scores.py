@@ -72,9 +72,10 @@ def link_value_and_derivative(link, raw: torch.Tensor, inside: bool = False):
     if name == "exp":
         value = torch.exp(r)
         return value, value if inside else torch.where(_inside(raw), value, 0.0), value
-    if name == "softplus":
+    if name == "softplus":  # linear growth: clamped below only (links.SoftplusLink)
+        r = raw if inside else raw.clamp_min(-RAW_BOUND)
         d = torch.sigmoid(r)
-        return F.softplus(r), d if inside else torch.where(_inside(raw), d, 0.0), d
+        return F.softplus(r), d if inside else torch.where(raw >= -RAW_BOUND, d, 0.0), d
     if name == "sigmoid":
         s = torch.sigmoid(r)
         d = s * (1.0 - s)

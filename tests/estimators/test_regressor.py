@@ -321,3 +321,18 @@ def test_a_point_mass_is_named_in_the_floor_warning_not_called_constant():
         db.DistributionalRegressor(family="studentt", n_estimators=3,
                                    early_stopping=False).fit(X, y)
     assert not [w for w in record if "constant" in str(w.message)]
+
+
+@pytest.mark.parametrize("family, links", [("weibull", {"scale": "softplus"}),
+                                           ("inverse_gaussian", {"loc": "softplus"}),
+                                           ("gamma", {"rate": "softplus"})])
+def test_a_softplus_link_fits_a_target_in_the_hundreds(family, links):
+    """Issue 52: a softplus parameter was capped at 50 (the raw clamp of the exp link): the
+    Weibull's scale of a target in the hundreds was fitted as 50, without a warning."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    y = rng.gamma(8.0, 300.0 / 8.0, 300)
+    model = db.DistributionalRegressor(family=family, links=links, n_estimators=20,
+                                       linear_start=False, random_state=0).fit(X, y)
+    median = model.predict_dist(X).median
+    assert 0.7 < np.median(median) / np.median(y) < 1.4
