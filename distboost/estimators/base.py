@@ -28,7 +28,7 @@ from abc import ABCMeta, abstractmethod
 import numpy as np
 import pandas as pd
 import torch
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, is_regressor
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import (
@@ -50,6 +50,7 @@ from .options import OptionsMixin
 from .progress import stop_line
 from .rounds import CV_FOLDS, constant_model_message, validation_mode
 from .runs import FitRuns, Run
+from .tail_check import feature_tail_messages
 from .tree_options import resolve_tree_options
 from .uncertainty import FoldMember
 
@@ -165,6 +166,27 @@ feature_names_in_ : ndarray of str
         """The family's ``(values (n, K, p), base (n, K))`` from the trees' outputs'."""
         return values, base
 
+    def _linear_in_features(self) -> bool:
+        """Whether the fitted raw scores are linear in some feature (a linear start), the
+        part of a model that can run away along a feature's tail."""
+        return getattr(self, "linear_start_", None) is not None
+
+    def _check_feature_tails(self, family, X, y, sample_weight) -> None:
+        """After a fit that is linear in some feature: warn where the training rows of a
+        feature's tail are far from the model (:mod:`distboost.estimators.tail_check`), for
+        a regressor of a 1-D target (a class, censoring bounds or a vector has no median to
+        judge this way).  Trees and the location start's point model are constant beyond
+        their last split: they are not checked (nor do they pay the predictions)."""
+        if not is_regressor(self) or np.ndim(y) != 1 or not self._linear_in_features():
+            return
+        messages = feature_tail_messages(self, X, y, sample_weight)
+        if messages:
+            warnings.warn(
+                f"{self._describe(family)}: " + "; ".join(messages) + ". The model "
+                "extrapolates along the feature's tail: try the feature transformed (e.g. "
+                "its log), linear_start=False, or another family (docs/engine.md, \"Outside "
+                "the training range\").", UserWarning, stacklevel=4)
+
     def _resolve_tree_options(self, family, X, context: dict):
         """The tree options and ``param_options`` checked against X."""
         options = resolve_tree_options(self, X, self._tree_columns(X, context),
@@ -234,6 +256,7 @@ feature_names_in_ : ndarray of str
         run = self._fit_mode(family, X, y, sample_weight, eval_set, eval_weight, mode, fitted,
                              seed, location)
         self._set_fitted(family, run, mode, fitted)
+        self._check_feature_tails(family, X, y, sample_weight)
         if (mode in ("cv", "holdout", "holdout_refit", "eval_set")
                 and run.ensemble.best_iteration_ == 0
                 and run.linear is None and run.location is None

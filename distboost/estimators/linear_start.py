@@ -15,13 +15,19 @@ one-standard-error rule on the paired fold differences; the constant when it is 
 standard error).  Boosting then starts from that model: the trees only add what the data
 support beyond it.
 
-Outside the training range the linear part is constant, as the trees are: each numeric column
-is clipped to its training ``[min, max]`` before it enters ``z(x)`` (in ``fit`` that changes
-nothing; on validation rows, cross-validation folds and new rows it stops the start from
-extrapolating).  On a log link an unclipped slope grows the mean exponentially beyond the
-data (issue 25: on statsmodels' ``engel`` data a lognormal predicted a mean food expenditure
-of 14,284 for a household that spent 1,827), and the trees, constant out there, cannot
-correct it.
+Beyond the bulk of the training values the linear part is constant, as the trees are: each
+numeric column is clipped to its training values' ``[q, 1 - q]`` quantiles
+(:data:`CLIP_QUANTILE`, the 1st and 99th percentiles) before it enters ``z(x)``, and its
+centre and scale are those of the clipped values.  The rows of a feature's tail share the
+edge's value, as they share the edge's leaf in a tree.  On a log link an unclipped slope grows
+the mean exponentially along the feature: on statsmodels' ``engel`` data (235 households)
+clipping to the training range (issue 25) stopped a lognormal from predicting a mean food
+expenditure of 14,284 for a new household that spent 1,827, but the household with the
+largest income is a training row: clipped to the range, the gamma's start still predicted it
+a median of 11,300 (issue 52).  Cross-validation sees such a row in one fold of five, and
+the trees cannot correct a single row (leaves hold several).  Clipped to the percentiles
+every row's median is within 1.9 x its observed value for the gamma, log-normal and Normal
+(docs/engine.md, "Outside the training range").
 
 References
 ----------
@@ -39,8 +45,12 @@ from scipy.optimize import minimize
 
 from .rounds import one_standard_error_choice
 
-__all__ = ["LinearStart", "fit_linear_start", "choose_linear_start", "PENALTIES"]
+__all__ = ["LinearStart", "fit_linear_start", "choose_linear_start", "PENALTIES",
+           "CLIP_QUANTILE"]
 
+#: Each numeric column enters the linear start clipped to its training values' quantiles
+#: ``CLIP_QUANTILE`` and ``1 - CLIP_QUANTILE``.
+CLIP_QUANTILE = 0.01
 #: Ridge penalties tried (on the mean NLL per row, for standardised columns), strongest first.
 PENALTIES = (1.0, 0.3, 0.1, 0.03, 0.01)
 #: L-BFGS iterations of one penalised fit.
@@ -55,7 +65,8 @@ class LinearStart:
     columns : list of dict
         One per column of X used: ``{"index": j, "kind": "numeric", "center": c,
         "scale": s, "min": lo, "max": hi}`` (the column is clipped to ``[lo, hi]``, its
-        training range; a model saved before the clip has neither key and is not clipped)
+        training values' :data:`CLIP_QUANTILE` quantiles; a model saved before issue 52 has
+        the training range there, one saved before issue 25 neither key and is not clipped)
         or ``{"index": j, "kind": "categorical", "levels": [...], "means": [...]}``.
     coef : ndarray of shape (q, K)
         Coefficients of the design columns for each raw output.
@@ -81,14 +92,19 @@ class LinearStart:
             finite = x[np.isfinite(x)]
             if finite.size < 2 or not np.std(finite) > 0:
                 continue  # constant or empty: nothing linear to learn
-            columns.append({"index": j, "kind": "numeric", "center": float(finite.mean()),
-                            "scale": float(finite.std()), "min": float(finite.min()),
-                            "max": float(finite.max())})
+            lo, hi = np.quantile(finite, [CLIP_QUANTILE, 1.0 - CLIP_QUANTILE])
+            if not hi > lo:  # over 98 % of the rows at one value: the range instead
+                lo, hi = finite.min(), finite.max()
+            clipped = np.clip(finite, lo, hi)
+            columns.append({"index": j, "kind": "numeric", "center": float(clipped.mean()),
+                            "scale": float(clipped.std()), "min": float(lo),
+                            "max": float(hi)})
         return cls(columns, np.zeros((_width(columns), 0)))
 
     def design(self, X) -> np.ndarray:
-        """``z(x)``, ndarray of shape (n, q): numeric columns clipped to their training range
-        and standardised (NaN at the centre), categoricals one-hot and centred."""
+        """``z(x)``, ndarray of shape (n, q): numeric columns clipped to their training
+        values' :data:`CLIP_QUANTILE` quantiles and standardised (NaN at the centre),
+        categoricals one-hot and centred."""
         parts = [np.zeros((X.shape[0], 0))]
         for c in self.columns:
             col = (X.iloc[:, c["index"]] if isinstance(X, pd.DataFrame)

@@ -502,6 +502,9 @@ class VaryingCoefficientRegressor(RegressorMixin, DistributionalEstimator):
     _design_attrs = ("linear_index_", "linear_features_", "linear_center_", "linear_scale_",
                      "modifier_index_", "effect_modifiers_", "init_coef_")
 
+    def _linear_in_features(self) -> bool:
+        return len(getattr(self, "linear_index_", ())) > 0
+
     def _get_state(self) -> dict:
         state = super()._get_state()
         state.update({name: getattr(self, name) for name in self._design_attrs})
