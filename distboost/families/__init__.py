@@ -5,13 +5,16 @@
 family from ``Family.get_state()``.  Every public module of this package is imported when the
 package is (:func:`_register_all`): a family file registers its families with ``@register``,
 so adding a family is adding its file.  ``Censored`` and ``Truncated`` wrap any continuous family
-(one base, :class:`~distboost.families.wrapper.Wrapped`).  ``Empirical(m)`` (not registered)
-holds ``m`` draws per row: the sample-based forecasts of :mod:`distboost.forecasting`.
+(one base, :class:`~distboost.families.wrapper.Wrapped`); ``Affine`` gives the law of
+``shift + factor * Z`` (forecasts of standardised series in their own units).  ``Empirical(m)``
+(not registered) holds ``m`` draws per row: the sample-based forecasts of
+:mod:`distboost.forecasting`.
 """
 
 import importlib as _importlib
 import pkgutil as _pkgutil
 
+from .affine import Affine
 from .base import Family
 from .calibrated import Calibrated
 from .censored import Censored
@@ -23,8 +26,9 @@ from .table import table, table_markdown
 from .truncated import Truncated
 from .wrapper import Wrapped
 
-__all__ = ["Calibrated", "Censored", "Empirical", "Family", "Mixture", "Support", "Truncated",
-           "Wrapped", "available", "from_state", "get", "register", "table", "table_markdown"]
+__all__ = ["Affine", "Calibrated", "Censored", "Empirical", "Family", "Mixture", "Support",
+           "Truncated", "Wrapped", "available", "from_state", "get", "register", "table",
+           "table_markdown"]
 
 
 def _register_all() -> None:
