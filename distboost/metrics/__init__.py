@@ -1,8 +1,9 @@
 """Proper scoring rules and calibration diagnostics (CRPS, NLL, PIT, coverage, interval and
 pinball scores, calibration error, sharpness), multivariate scores (energy and variogram
 scores; the NLL of (n, d) targets), survival scores (censored NLL and CRPS,
-concordance, D-calibration, IPCW Brier scores and time-dependent AUC) and scikit-learn
-scorers.
+concordance, D-calibration, IPCW Brier scores and time-dependent AUC), the scaled forecast
+scores of the M4 and M5 competitions (MASE, MSIS, scaled and weighted scaled pinball losses,
+CRPS skill, the seasonal naive reference) and scikit-learn scorers.
 
 Closed-form CRPS functions are public (``crps_normal(y, loc, scale)``, ...); ``crps(dist, y)``
 picks the closed form when the family has one and the numerical path otherwise.
@@ -27,6 +28,7 @@ from .closed_form import (
     crps_zero_inflated_negative_binomial,
     crps_zero_inflated_poisson,
 )
+from .forecast import crps_skill, mase, msis, scaled_pinball, seasonal_naive, wspl
 from .multivariate import (
     energy_score,
     mean_energy_score,
@@ -66,4 +68,5 @@ __all__ = [
     "energy_score", "variogram_score", "mean_energy_score", "mean_variogram_score",
     "censored_nll", "concordance_index", "d_calibration", "survival_crps",
     "brier_score", "integrated_brier_score", "cumulative_dynamic_auc",
+    "mase", "msis", "scaled_pinball", "wspl", "crps_skill", "seasonal_naive",
 ]
