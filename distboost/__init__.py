@@ -15,13 +15,14 @@ from .estimators import (
     Explanation,
     VaryingCoefficientRegressor,
 )
+from .forecasting import Forecaster
 from .persistence import load
 from .predictive import MultivariatePredictive, Predictive
 from .selection import compare_families
 
 __all__ = [
     "Booster", "ConformalRegressor", "DistributionalClassifier", "DistributionalRegressor",
-    "Explanation", "MultivariatePredictive", "Predictive", "censored",
+    "Explanation", "Forecaster", "MultivariatePredictive", "Predictive", "censored",
     "VaryingCoefficientRegressor", "compare_families", "datasets",
     "families", "links", "load", "metrics", "plot",
     "__version__",

@@ -19,11 +19,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .calibration import calibrate_direct, calibrate_paths, calibrate_scores
 from .data import Panel, future_times
-from .strategies import Contexts, direct_dist, empirical, simulate
+from .features import last_values
+from .forecasts import scored
+from .strategies import Contexts
 
-__all__ = ["origins", "contexts_at", "run_backtest", "backtest_summary"]
+__all__ = ["origins", "contexts_at", "forecast_origins", "run_backtest", "backtest_summary"]
 
 
 def origins(panel: Panel, start, step: int, horizon: int) -> list[np.ndarray]:
@@ -64,13 +65,14 @@ def origins(panel: Panel, start, step: int, horizon: int) -> list[np.ndarray]:
     return out
 
 
-def contexts_at(panel: Panel, exog: pd.DataFrame | None, orig: list[np.ndarray], memory: int,
+def contexts_at(panel: Panel, exog: pd.DataFrame | None, orig: list[np.ndarray], width: int,
                 horizon: int, series_codes: np.ndarray):
-    """Contexts of the given origins and the truths (C, H) after them."""
-    s_of = np.concatenate([np.full(o.size, s) for s, o in enumerate(orig)])
+    """Contexts of the given origins (``width`` values of history each) and the truths
+    (C, H) after them."""
+    s_of = np.concatenate([np.full(o.size, s) for s, o in enumerate(orig)]).astype(np.int64)
     o = np.concatenate(orig)
     start = panel.offsets[s_of] + o  # flat index of the first future value
-    hist = panel.values[start[:, None] - memory + np.arange(memory)[None, :]]
+    hist = last_values(panel.values, panel.offsets[s_of], start, width)
     future = start[:, None] + np.arange(horizon)[None, :]
     times = future_times(panel.times[start - 1], panel.freq, horizon)
     if panel.bounds is not None:
@@ -84,23 +86,51 @@ def contexts_at(panel: Panel, exog: pd.DataFrame | None, orig: list[np.ndarray],
     return ctx, panel.values[future], s_of, o
 
 
-def score(dist, spec, truth: np.ndarray, nll=None, pit=None) -> pd.DataFrame:
+def score(dist, truth: np.ndarray, nll, pit) -> pd.DataFrame:
     """Per (context, step) scores of a Predictive of ``C * H`` rows against ``truth``."""
     y = truth.reshape(-1)
     q = dist.quantile([0.05, 0.5, 0.95])
     out = pd.DataFrame({"y": y, "mean": dist.mean, "median": q[:, 1], "q0.05": q[:, 0],
                         "q0.95": q[:, 2], "crps": dist.crps(y)})
-    out["nll"] = dist.nll(y) if nll is None else nll.reshape(-1)
-    out["pit"] = dist.pit(y) if pit is None else pit.reshape(-1)
+    out["nll"] = nll
+    out["pit"] = pit
     out["hit_90"] = (y >= q[:, 0]) & (y <= q[:, 2])
     return out
 
 
+def forecast_origins(fitted, panel: Panel, exog, orig: list[np.ndarray], n_paths: int
+                     ) -> pd.DataFrame:
+    """The table (module docstring) of a fitted forecaster's forecasts from the origins
+    ``orig`` (one array per series of ``panel``, whose series it was fitted on)."""
+    H = fitted.spec_.horizon
+    ctx, truth, s_of, o = contexts_at(panel, exog, orig, fitted.spec_.context, H,
+                                      fitted._series_codes(panel))
+    dist, nll, pit = scored(fitted, ctx, panel.datetime, truth, n_paths)
+    table = score(dist, truth, nll, pit)
+    C = len(ctx)
+    origin_time = panel.times[panel.offsets[s_of] + o - 1]
+    head = pd.DataFrame({
+        "series": np.repeat(np.asarray(panel.ids, dtype=object)[s_of], H),
+        "origin": np.repeat(np.asarray(origin_time), H),
+        "step": np.tile(np.arange(1, H + 1), C),
+        "time": ctx.times.reshape(-1)})
+    return pd.concat([head, table], axis=1)
+
+
+def truncate_exog(panel: Panel, exog, firsts: np.ndarray):
+    """The exogenous rows of the values before each series' cut ``firsts``."""
+    if exog is None:
+        return None
+    return exog.iloc[np.concatenate([np.arange(a, a + e) for a, e in
+                                     zip(panel.offsets[:-1], firsts, strict=True)])]
+
+
 def run_backtest(fc, panel: Panel, exog, static, start, step, refit: bool, n_paths: int,
-                 strategy: str, calibrate: bool | None = None) -> pd.DataFrame:
+                 strategy: str, calibrate: bool | None = None, plan=None) -> pd.DataFrame:
     """The backtest table (module docstring) of forecaster ``fc``'s settings with
     ``strategy`` ("auto": each fit chooses on its own training values); ``calibrate``
-    overrides ``fc.calibrate`` (a calibrated fit scores its calibrated forecasts)."""
+    overrides ``fc.calibrate`` (a calibrated fit scores its calibrated forecasts);
+    ``plan``, when given, the lags and scaling every fit uses."""
     H = fc.horizon
     orig = origins(panel, start, step, H)
     rounds = [orig] if not refit else [
@@ -112,34 +142,9 @@ def run_backtest(fc, panel: Panel, exog, static, start, step, refit: bool, n_pat
     tables = []
     for part in rounds:
         firsts = np.array([o[0] if o.size else e for o, e in zip(part, last, strict=True)])
-        train = panel.truncate(firsts)
-        fitted = fc._fit_panel(train, None if exog is None else exog.iloc[
-            np.concatenate([np.arange(a, a + e) for a, e in zip(panel.offsets[:-1], firsts,
-                                                                strict=True)])],
-            static, strategy=strategy, calibrate=calibrate)
-        model, spec, codes = fitted.model_, fitted.spec_, fitted._series_codes(panel)
-        cal = fitted.calibration_
-        ctx, truth, s_of, o = contexts_at(panel, exog, part, spec.memory, H, codes)
-        if spec.strategy == "direct":
-            dist = direct_dist(model, spec, ctx, panel.datetime)
-            if cal is not None:
-                dist = calibrate_direct(dist, cal, len(ctx))
-            table = score(dist, spec, truth)
-        else:
-            rng = np.random.default_rng(fc.random_state)
-            paths, nll, pit = simulate(model, spec, ctx, n_paths, rng, panel.datetime, truth)
-            if cal is not None:
-                paths = calibrate_paths(paths, model.family_, cal)
-                pit, nll = calibrate_scores(pit, nll, model.family_, cal)
-            table = score(empirical(paths, model.family_), spec, truth, nll, pit)
-        C = len(ctx)
-        origin_time = panel.times[panel.offsets[s_of] + o - 1]
-        head = pd.DataFrame({
-            "series": np.repeat(np.asarray(panel.ids, dtype=object)[s_of], H),
-            "origin": np.repeat(np.asarray(origin_time), H),
-            "step": np.tile(np.arange(1, H + 1), C),
-            "time": ctx.times.reshape(-1)})
-        tables.append(pd.concat([head, table], axis=1))
+        fitted = fc._fit_panel(panel.truncate(firsts), truncate_exog(panel, exog, firsts),
+                               static, strategy=strategy, calibrate=calibrate, plan=plan)
+        tables.append(forecast_origins(fitted, panel, exog, part, n_paths))
     out = pd.concat(tables, ignore_index=True)
     if panel.single:
         out = out.drop(columns="series")

@@ -99,6 +99,15 @@ class Panel:
                        bounds=None if self.bounds is None else self.bounds[keep],
                        offsets=np.r_[0, np.cumsum(lengths)], times=self.times[keep])
 
+    def rows(self, series: np.ndarray, keep: np.ndarray) -> Panel:
+        """The series at positions ``series`` (in that order) cut to the flat values ``keep``
+        (a contiguous stretch of each, series after series)."""
+        lengths = np.bincount(np.searchsorted(self.offsets, keep, side="right") - 1,
+                              minlength=self.n_series)[series]
+        return replace(self, ids=[self.ids[s] for s in series], values=self.values[keep],
+                       bounds=None if self.bounds is None else self.bounds[keep],
+                       offsets=np.r_[0, np.cumsum(lengths)], times=self.times[keep])
+
     def truncate(self, ends: np.ndarray) -> Panel:
         """Every series cut after its first ``ends[s]`` values."""
         ends = np.minimum(np.asarray(ends, dtype=np.int64), self.lengths)

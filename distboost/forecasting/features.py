@@ -29,8 +29,10 @@ import numpy as np
 import pandas as pd
 
 from .data import Panel
+from .scaling import factor_of, window_factors
 
-__all__ = ["FeatureSpec", "CALENDAR", "auto_calendar", "training_rows", "design"]
+__all__ = ["FeatureSpec", "CALENDAR", "auto_calendar", "training_rows", "design",
+           "window_features", "buffer_factors", "last_values"]
 
 #: Calendar columns by name: a function of a DatetimeIndex.
 CALENDAR = {
@@ -94,6 +96,16 @@ class FeatureSpec:
         Subtracted from the lag and rolling-mean columns (without ``difference``): the
         median of the training values, so that a series far from 0 (an offset of 1e9) keeps
         the resolution of its lags in the trees' histogram bins.
+    scale : {"mean", "features", "none"}
+        Scaling by the window (:mod:`distboost.forecasting.scaling`): each row's lag and
+        rolling columns are divided by its factor (and, under "mean", its target);
+        "features" adds the column ``log_scale``.
+    scale_window : int
+        The values behind a row's factor (0: the lags' reach, ``memory``).
+    target_range : (float, float) or None
+        The range of the training targets in the model's units: under "mean" scaling a
+        recursive path's draws are kept inside it (:func:`~distboost.forecasting.strategies.
+        simulate`).
     """
 
     lags: tuple[int, ...]
@@ -106,11 +118,28 @@ class FeatureSpec:
     exog: tuple[str, ...]
     static: pd.DataFrame | None
     level: float = 0.0
+    scale: str = "none"
+    scale_window: int = 0
+    target_range: tuple[float, float] | None = None
 
     @property
     def memory(self) -> int:
         """How many past values a row needs: the largest lag or window."""
         return max(max(self.lags), max(self.windows, default=0))
+
+    @property
+    def context(self) -> int:
+        """Past values a forecast reads: the lags' reach and the scale window."""
+        return max(self.memory, self.scale_window if self.scale != "none" else 0)
+
+    @property
+    def factor_window(self) -> int:
+        """The values behind a row's scale factor: ``scale_window``, or ``memory``."""
+        return self.scale_window or self.memory
+
+    @property
+    def log_scale(self) -> bool:
+        return self.scale == "features"
 
     @property
     def target_lags(self) -> tuple[int, ...]:
@@ -122,7 +151,7 @@ class FeatureSpec:
 
 
 def design(spec: FeatureSpec, *, lag, target_lag, rolls, step, times, series,
-           exog: pd.DataFrame | None) -> pd.DataFrame:
+           exog: pd.DataFrame | None, factor: np.ndarray | None = None) -> pd.DataFrame:
     """The feature frame of ``R`` rows.
 
     Parameters
@@ -138,23 +167,31 @@ def design(spec: FeatureSpec, *, lag, target_lag, rolls, step, times, series,
     series : ndarray (R,) of int
         Series numbers (positions in ``spec.ids`` / ``spec.static``).
     exog : DataFrame of R rows or None
+    factor : ndarray (R,), optional
+        Each row's scale factor (:mod:`distboost.forecasting.scaling`; 1 when None).
     """
     base = lag(1) if spec.difference else spec.level
+    f = 1.0 if factor is None or spec.scale == "none" else np.asarray(factor, np.float64)
     cols: dict[str, object] = {}
     if spec.ids is not None:
         cols["series_id"] = pd.Categorical.from_codes(series, categories=pd.Index(spec.ids))
     for j in spec.lag_columns:
-        cols[f"lag_{j}"] = lag(j) - base
+        cols[f"lag_{j}"] = (lag(j) - base) / f
     for k in spec.target_lags:
-        cols[f"target_lag_{k}"] = target_lag(k) - base
+        cols[f"target_lag_{k}"] = (target_lag(k) - base) / f
     for w in spec.windows:
         mean, std = rolls[w]
-        cols[f"roll_mean_{w}"] = mean - base
-        cols[f"roll_std_{w}"] = std
+        if not (spec.scale == "mean" and w == spec.factor_window and not spec.difference):
+            # (the mean of the scale window over its mean absolute value: 1 for a positive
+            # series up to rounding, on which trees split and then extrapolate wildly)
+            cols[f"roll_mean_{w}"] = (mean - base) / f
+        cols[f"roll_std_{w}"] = std / f
     if spec.strategy == "direct":
         cols["step"] = np.asarray(step, dtype=np.float64)
     for name in spec.calendar:
         cols[name] = np.asarray(CALENDAR[name](times), dtype=np.float64)
+    if spec.log_scale:
+        cols["log_scale"] = np.log(np.broadcast_to(f, (len(series),)))
     frame = pd.DataFrame(cols)
     if spec.static is not None:
         frame = pd.concat([frame, spec.static.iloc[series].reset_index(drop=True)], axis=1)
@@ -165,11 +202,12 @@ def design(spec: FeatureSpec, *, lag, target_lag, rolls, step, times, series,
 
 def _rolling(values: np.ndarray, panel: Panel, origins: np.ndarray, windows) -> dict:
     """Mean and std of the ``w`` values ending at each origin (flat indices), from cumulative
-    sums of the values centred per series (no cancellation for a large offset)."""
+    sums of the values centred on their series' first value (no cancellation for a large
+    offset, and a row's statistics read no value after its origin, not even through a
+    centre)."""
     if not windows:
         return {}
-    centre = np.repeat(np.add.reduceat(values, panel.offsets[:-1]) / panel.lengths,
-                       panel.lengths)
+    centre = np.repeat(values[panel.offsets[:-1]], panel.lengths)
     c = values - centre
     s1 = np.r_[0.0, np.cumsum(c)]
     s2 = np.r_[0.0, np.cumsum(c * c)]
@@ -182,13 +220,29 @@ def _rolling(values: np.ndarray, panel: Panel, origins: np.ndarray, windows) -> 
     return out
 
 
-def training_rows(spec: FeatureSpec, panel: Panel, exog: pd.DataFrame | None):
+def training_rows(spec: FeatureSpec, panel: Panel, exog: pd.DataFrame | None,
+                  max_rows: int | None = None, seed: int = 0):
     """Every (origin, step) row the history supports: features, target and target times.
+
+    Parameters
+    ----------
+    spec : FeatureSpec
+    panel : Panel
+        The history, in its own units.
+    exog : DataFrame or None
+        The exogenous rows of every value of the panel.
+    max_rows : int, optional
+        Keep a seeded random share of the rows, about ``max_rows`` of them (the direct
+        strategy: one row per origin and step would repeat every origin ``horizon`` times).
+    seed : int
+        Seed of that share.
 
     Returns
     -------
     X : DataFrame
     y : ndarray of shape (R,), or (R, 2) bounds of a censored history
+        The target in the model's units (divided by the row's factor under ``spec.scale``
+        "mean").
     target : ndarray of shape (R,)
         The flat index (in ``panel``) of every row's target value.
     """
@@ -197,9 +251,14 @@ def training_rows(spec: FeatureSpec, panel: Panel, exog: pd.DataFrame | None):
     steps = range(1, (spec.horizon if spec.strategy == "direct" else 1) + 1)
     target = np.concatenate([np.flatnonzero(pos >= m - 1 + h) for h in steps])
     step = np.concatenate([np.full(int((pos >= m - 1 + h).sum()), h) for h in steps])
+    if max_rows is not None and target.size > max_rows:
+        keep = np.random.default_rng(seed).random(target.size) < max_rows / target.size
+        target, step = target[keep], step[keep]
     origin = target - step
     values = panel.values
     series = panel.series_of[target]
+    factor = window_factors(spec.scale, values, origin, spec.factor_window,
+                            panel.offsets[series])
 
     def lag(j):
         return values[origin + 1 - j]
@@ -213,17 +272,26 @@ def training_rows(spec: FeatureSpec, panel: Panel, exog: pd.DataFrame | None):
     X = design(spec, lag=lag, target_lag=target_lag,
                rolls=_rolling(values, panel, origin, spec.windows), step=step,
                times=panel.times[target], series=series,
-               exog=None if exog is None else exog.iloc[target])
-    base = values[origin] if spec.difference else 0.0
-    if panel.bounds is not None:
-        y = panel.bounds[target] - (base[:, None] if spec.difference else 0.0)
-    else:
-        y = values[target] - base
+               exog=None if exog is None else exog.iloc[target], factor=factor)
+    y = (panel.values if panel.bounds is None else panel.bounds)[target]
+    two = y.ndim == 2
+    if spec.difference:
+        y = y - (values[origin][:, None] if two else values[origin])
+    if spec.scale == "mean":
+        y = y / (factor[:, None] if two else factor)
     return X, y, target
 
 
+def buffer_factors(spec: FeatureSpec, buf: np.ndarray) -> np.ndarray:
+    """The scale factor of each row of a buffer ``buf`` (R, context) of raw values (the
+    origin's value last; NaN before a series' start), as :func:`training_rows` computes it
+    at an origin."""
+    window = np.abs(buf[:, buf.shape[1] - spec.factor_window:])
+    return factor_of(spec.scale, np.nanmean(window, axis=1))
+
+
 def window_features(spec: FeatureSpec, buf: np.ndarray, *, step: int | np.ndarray,
-                    times, series, exog) -> pd.DataFrame:
+                    times, series, exog, factor: np.ndarray | None = None) -> pd.DataFrame:
     """Feature rows from the last ``memory`` values of each row, ``buf`` (R, M) (the origin's
     value in the last column), for steps ``step`` (an int, or one per row)."""
     m = buf.shape[1]
@@ -241,4 +309,14 @@ def window_features(spec: FeatureSpec, buf: np.ndarray, *, step: int | np.ndarra
     rolls = {w: (buf[:, m - w:].mean(axis=1), buf[:, m - w:].std(axis=1))
              for w in spec.windows}
     return design(spec, lag=lag, target_lag=target_lag, rolls=rolls, step=step, times=times,
-                  series=series, exog=exog)
+                  series=series, exog=exog, factor=factor)
+
+
+def last_values(values: np.ndarray, starts: np.ndarray, ends: np.ndarray, width: int
+                ) -> np.ndarray:
+    """The ``width`` values before each ``ends`` (flat, exclusive) of series starting at
+    ``starts``, shape (R, width), NaN where a series is shorter."""
+    idx = ends[:, None] - width + np.arange(width)[None, :]
+    out = values[np.maximum(idx, 0)]
+    out[idx < starts[:, None]] = np.nan
+    return out

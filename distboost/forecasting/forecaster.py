@@ -1,17 +1,20 @@
 """``Forecaster``: probabilistic forecasts of one or many series with one global regressor.
 
 The history becomes feature rows (:mod:`distboost.forecasting.features`: lags, rolling
-statistics, calendar, series id, exogenous and static columns), a
-:class:`~distboost.DistributionalRegressor` of any family learns the law of the value to
-forecast from them, and a strategy (:mod:`distboost.forecasting.strategies`) turns that into
-forecasts of ``horizon`` steps: ``recursive`` (one-step model, joint sample paths, marginals
-from the paths) or ``direct`` (the step is a feature, exact marginals, no joint paths);
-``"auto"`` picks the one with the lower CRPS in a short backtest of the training history.
+statistics, calendar, series id, exogenous and static columns), each series in units of its
+own (:mod:`distboost.forecasting.scaling`), a :class:`~distboost.DistributionalRegressor` of
+any family learns the law of the value to forecast from them, and a strategy
+(:mod:`distboost.forecasting.strategies`) turns that into forecasts of ``horizon`` steps:
+``recursive`` (one-step model, joint sample paths, marginals from the paths) or ``direct``
+(the step is a feature, exact marginals, joint paths from a copula over the steps).  The
+defaults choose what a user would otherwise tune (:mod:`distboost.forecasting.defaults`, the
+end-of-history backtest of :mod:`distboost.forecasting.end_backtest`).
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import difflib
 from numbers import Integral
 
@@ -24,33 +27,23 @@ from ..estimators.rounds import CV_MAX_ROWS
 from ..families import Censored, get
 from ..predictive import Predictive
 from .backtest import run_backtest
-from .calibration import (
-    backtest_coverage,
-    calibrate_direct,
-    calibrate_paths,
-    calibration_origins,
-    check_family,
-    needs_calibration,
-    step_tables,
-)
-from .data import FILLS, Panel, align_features, flat_times, future_times, long_features, to_panel
-from .features import CALENDAR, FeatureSpec, auto_calendar, training_rows
-from .strategies import Contexts, direct_dist, empirical, simulate
+from .calibration import MIN_ORIGINS, check_family
+from .data import Panel, align_features, flat_times, future_times, long_features, to_panel
+from .end_backtest import end_origins, run_end_backtest
+from .features import FeatureSpec, last_values, training_rows
+from .forecasts import marginals, paths
+from .plan import ForecastPlan, check_settings, make_plan
+from .strategies import Contexts
 
 __all__ = ["Forecaster"]
 
-STRATEGIES = ("auto", "recursive", "direct")
-_OWN = ("family", "horizon", "lags", "rolling", "date_features", "strategy", "difference",
-        "calibrate", "freq", "fill", "id_col", "time_col", "target_col", "n_paths",
-        "random_state")
-
-
-def _ints(value, name: str, low: int) -> tuple[int, ...]:
-    values = [value] if isinstance(value, Integral) else list(value or ())
-    bad = [v for v in values if isinstance(v, bool) or not isinstance(v, Integral) or v < low]
-    if bad:
-        raise ValueError(f"{name} takes integers >= {low}; got {value!r}.")
-    return tuple(sorted({int(v) for v in values}))
+_OWN = ("family", "horizon", "lags", "rolling", "season_length", "date_features", "strategy",
+        "scale", "difference", "calibrate", "freq", "fill", "id_col", "time_col",
+        "target_col", "n_paths", "random_state")
+#: The direct strategy trains on a seeded share of its (origin, step) rows: about this many
+#: times the rows of the recursive strategy (every origin once), not ``horizon`` times, and
+#: all of them up to ``DIRECT_MIN_ROWS``.
+DIRECT_ROWS, DIRECT_MIN_ROWS = 2, 100_000
 
 
 class Forecaster:
@@ -64,29 +57,37 @@ class Forecaster:
         ``"censored_normal"`` for a censored history).
     horizon : int, default=1
         Steps to forecast (>= 1).
-    lags : int or sequence of int, default=(1,)
-        Lags ``j``: the value ``j`` steps before the target is a feature.
-    rolling : sequence of int, default=()
+    lags : "auto", int or sequence of int, default="auto"
+        Lags ``j``: the value ``j`` steps before the target is a feature.  "auto": the
+        frequency's set (:mod:`~distboost.forecasting.defaults`: daily ``1..7, 14, 21, 28,
+        364``, hourly ``1..24, 48, 168``, monthly ``1..12, 24``, ...; for integer times the
+        season's steps), those the shortest history allows (``lags_``).
+    rolling : "auto" or sequence of int, default="auto"
         Windows ``w``: mean and standard deviation of the last ``w`` values at the origin.
+        "auto": the season and four seasons (daily 7 and 28, monthly 3 and 12, ...).
+    season_length : int or None, default=None
+        Steps in a season (1: none); None takes it from the frequency of dated series, or
+        detects it in integer-indexed ones (``season_length_``).
     date_features : "auto", sequence of str or None, default="auto"
         Calendar columns of the target time (names: ``minute``, ``hour``, ``dayofweek``,
         ``day``, ``dayofyear``, ``weekofyear``, ``month``, ``quarter``, ``year``); "auto"
         picks them from the frequency (:func:`~distboost.forecasting.features.auto_calendar`).
     strategy : {"auto", "recursive", "direct"}, default="auto"
-        See the module docstring; "auto" backtests both on the last ``3 * horizon`` values
-        of the training history (fewer when the history is short) and keeps the lower CRPS.
+        See the module docstring; "auto" keeps the one with the lower scaled CRPS in a
+        backtest on the end of the history (``strategy_scores_``).
+    scale : "auto", bool, default="auto"
+        Scaling by the window (:mod:`~distboost.forecasting.scaling`): every row's lags and
+        target divided by the mean absolute value of the values its lags read (counts: the
+        lags only, and a ``log_scale`` feature).  "auto": on for two or more series.
     difference : bool, default=False
         Model ``y[t] - y[T]`` (``T`` the origin): lags and rolling means become relative to
         the last value, so that trees follow a trend.  Needs a location family on the real
         line (``normal``, ``studentt``, ``laplace``, ...), whose ``loc`` is shifted back.
-    calibrate : bool or "auto", default=False
-        Recalibrate each step's forecast by the PIT values of a backtest on the end of the
-        history (:mod:`distboost.forecasting.calibration`: one more fit on the history before
-        its last ``n + horizon - 1`` values, ``n`` origins per series: a quarter of the
-        shortest series, at most 2,000 and at least 20 over all series); joint paths keep
-        their ranks.  "auto": run that backtest and recalibrate only when its 90 % coverage
-        is outside [0.85, 0.95]; nothing where it cannot run (too short a history, a
-        censored family, a point mass beside a density).
+    calibrate : bool or "auto", default="auto"
+        Recalibrate each step's forecast by the PIT values of the end-of-history backtest
+        (:mod:`distboost.forecasting.calibration`); joint paths keep their ranks.  "auto":
+        only when the backtest's 90 % coverage is outside [0.85, 0.95]; nothing where it
+        cannot run (too short a history, a censored family, a point mass beside a density).
     freq : str, pandas DateOffset, int or None, default=None
         The step between timestamps; inferred when None.
     fill : {"raise", "ffill", "interpolate", "zero"}, default="raise"
@@ -107,13 +108,21 @@ class Forecaster:
     model_ : DistributionalRegressor
     strategy_ : {"recursive", "direct"}
     strategy_scores_ : dict or None
-        Backtest CRPS of each strategy when ``strategy="auto"`` chose.
+        Backtest CRPS of each strategy (each series' divided by its mean absolute step)
+        when ``strategy="auto"`` chose.
+    lags_, rolling_ : tuple of int
+    season_length_ : int
+    scale_ : {"mean", "features", "none"}
+        The scaling applied.
     calibration_ : list of ndarray or None
         When the forecasts are recalibrated, the sorted PIT values behind each step's
         calibration map (neighbouring steps pooled to at least 50 values); else None.
     calibration_coverage_ : float or None
-        The calibration backtest's 90 % coverage (before any map), None when it did not
+        The end-of-history backtest's 90 % coverage (before any map), None when it did not
         run.
+    copula_ : ndarray of shape (horizon, horizon) or None
+        The direct strategy's correlation of the steps' normal scores (None: independent
+        steps, or the recursive strategy).
     spec_ : FeatureSpec
     feature_names_ : list of str
     freq_ : the frequency
@@ -128,22 +137,24 @@ class Forecaster:
     >>> rng = np.random.default_rng(0)
     >>> y = pd.Series(np.sin(2 * np.pi * t.hour / 24) + rng.normal(0, 0.2, 300), index=t)
     >>> fc = Forecaster(horizon=6, lags=[1, 24], strategy="recursive", n_paths=200,
-    ...                 n_estimators=50, early_stopping=False).fit(y)
+    ...                 calibrate=False, n_estimators=50, early_stopping=False).fit(y)
     >>> fc.predict_dist().interval(0.9).shape, fc.sample_paths(10).shape
     ((6, 2), (10, 6))
     """
 
-    def __init__(self, family="normal", horizon: int = 1, lags=(1,), *, rolling=(),
-                 date_features="auto", strategy: str = "auto", difference: bool = False,
-                 calibrate: bool = False, freq=None, fill: str = "raise", id_col: str = "id",
-                 time_col: str = "time", target_col="y", n_paths: int = 1000, random_state=0,
-                 **regressor_options):
+    def __init__(self, family="normal", horizon: int = 1, lags="auto", *, rolling="auto",
+                 season_length: int | None = None, date_features="auto", strategy: str = "auto",
+                 scale="auto", difference: bool = False, calibrate="auto", freq=None,
+                 fill: str = "raise", id_col: str = "id", time_col: str = "time",
+                 target_col="y", n_paths: int = 1000, random_state=0, **regressor_options):
         self.family = family
         self.horizon = horizon
         self.lags = lags
         self.rolling = rolling
+        self.season_length = season_length
         self.date_features = date_features
         self.strategy = strategy
+        self.scale = scale
         self.difference = difference
         self.calibrate = calibrate
         self.freq = freq
@@ -185,42 +196,10 @@ class Forecaster:
             hints = "; ".join(f"{u!r}: did you mean {c[0]!r}?" for u, c in close.items() if c)
             raise ValueError(
                 f"Forecaster got unknown option(s) {unknown}{' (' + hints + ')' if hints else ''}"
-                "; it takes its own options (family, horizon, lags, rolling, date_features, "
-                "strategy, difference, calibrate, freq, fill, id_col, time_col, target_col, "
-                "n_paths, random_state) and every option of DistributionalRegressor.")
+                f"; it takes its own options ({', '.join(_OWN)}) and every option of "
+                "DistributionalRegressor.")
         return DistributionalRegressor(family=self.family, random_state=self.random_state,
                                        **self.regressor_options)
-
-    def _settings(self):
-        """The checked options: (horizon, lags, windows, calendar names or "auto")."""
-        h = self.horizon
-        if isinstance(h, bool) or not isinstance(h, Integral) or h < 1:
-            raise ValueError(f"horizon must be an integer >= 1 (the number of steps to "
-                             f"forecast); got {h!r}.")
-        lags = _ints(self.lags, "lags", 1)
-        if not lags:
-            raise ValueError("lags needs at least one lag (e.g. lags=[1]).")
-        windows = _ints(self.rolling, "rolling", 2)
-        if self.strategy not in STRATEGIES:
-            raise ValueError(f"strategy must be one of {list(STRATEGIES)}; got "
-                             f"{self.strategy!r}.")
-        if not (isinstance(self.calibrate, bool | np.bool_)
-                or (isinstance(self.calibrate, str) and self.calibrate == "auto")):
-            raise ValueError(f"calibrate must be True, False or 'auto'; got "
-                             f"{self.calibrate!r}.")
-        if self.fill not in FILLS:
-            raise ValueError(f"fill must be one of {list(FILLS)}; got {self.fill!r}.")
-        n = self.n_paths
-        if isinstance(n, bool) or not isinstance(n, Integral) or n < 2:
-            raise ValueError(f"n_paths must be an integer >= 2; got {n!r}.")
-        cal = self.date_features
-        if cal not in ("auto", None, False):
-            cal = tuple(cal)
-            unknown = [c for c in cal if c not in CALENDAR]
-            if unknown:
-                raise ValueError(f"Unknown date_features {unknown}; use 'auto' or names from "
-                                 f"{list(CALENDAR)}.")
-        return int(h), lags, windows, cal
 
     def _panel(self, y, what: str, freq=None) -> Panel:
         return to_panel(y, id_col=self.id_col, time_col=self.time_col,
@@ -237,8 +216,9 @@ class Forecaster:
             A Series with a DatetimeIndex or an integer index, a dict ``{id: Series}``, or a
             long DataFrame with ``id_col`` (optional), ``time_col`` and ``target_col``.
         X : DataFrame or dict of DataFrames, optional
-            Exogenous features known in advance, one row per value of ``y`` (indexed by time
-            like ``y``, a dict like ``y``, or a long frame with ``time_col`` and ``id_col``);
+            Features known in advance (prices, events, promotions), one row per value of
+            ``y`` (indexed by time like ``y``, a dict like ``y``, or a long frame with
+            ``time_col`` and ``id_col``); categorical columns stay categorical.
             ``predict_dist`` then needs them for the future (``X_future``).
         static : DataFrame, optional
             Features of each series, indexed by the series ids.
@@ -247,10 +227,9 @@ class Forecaster:
         -------
         self
         """
-        for attr in ("model_", "strategy_", "strategy_scores_", "spec_", "calibration_",
-                     "calibration_coverage_"):
-            self.__dict__.pop(attr, None)
-        self._settings()
+        for attr in [k for k in vars(self) if k.endswith("_")]:
+            delattr(self, attr)
+        check_settings(self)
         self._regressor()  # unknown options fail before any work
         panel = self._panel(y, "y")
         family = get(self.family)
@@ -262,6 +241,8 @@ class Forecaster:
                     f"y has {n_cens} censored value(s) (lower < upper) of {len(panel.values)}; "
                     f"family {family.name!r} takes exact values: use a censored family, e.g. "
                     f"family='censored_{family.name}'.")
+        if not censored:
+            _check_support(panel, family)
         if self.difference:
             inner = family.inner if censored else family
             real_line = np.isinf(inner.support.low) and np.isinf(inner.support.high)
@@ -285,20 +266,18 @@ class Forecaster:
                               panel.single, need="of y")
 
     def _fit_panel(self, panel: Panel, exog, static, strategy: str,
-                   calibrate: bool | None = None) -> Forecaster:
-        """A fitted copy of this forecaster on ``panel`` with ``strategy`` ("auto": the
-        strategy with the lower backtest CRPS on the end of ``panel``), calibrated when
-        ``calibrate`` (default ``self.calibrate``)."""
-        horizon, lags, windows, cal = self._settings()
-        scores = None
-        if strategy == "auto":
-            strategy, scores = self._choose(panel, exog, static, horizon)
-        if cal == "auto":
-            cal = auto_calendar(panel.freq)
-        elif cal in (None, False):
-            cal = ()
-        if cal and not panel.datetime:
-            raise ValueError(f"date_features {list(cal)} need dates; y has integer times.")
+                   calibrate: bool | str | None = None, plan: ForecastPlan | None = None,
+                   end: bool = True) -> Forecaster:
+        """A fitted copy of this forecaster on ``panel``.
+
+        ``strategy`` "auto" chooses by the end-of-history backtest
+        (:mod:`~distboost.forecasting.end_backtest`), which also fits the calibration maps
+        (``calibrate``, default ``self.calibrate``) and the direct strategy's copula;
+        ``end=False`` skips it (the fits of that backtest itself).  ``plan``: the lags and
+        scaling to use (default: :func:`~distboost.forecasting.plan.make_plan` on
+        ``panel``)."""
+        plan = make_plan(self, panel) if plan is None else plan
+        horizon = plan.horizon
         static_rows = None
         if static is not None:
             missing = [i for i in panel.ids if i not in static.index]
@@ -306,32 +285,48 @@ class Forecaster:
                 raise ValueError(f"static lacks a row for {len(missing)} series (first "
                                  f"{missing[0]!r}); index it by the series ids.")
             static_rows = static.loc[panel.ids].reset_index(drop=True)
-        spec = FeatureSpec(lags=lags, windows=windows, calendar=tuple(cal), strategy=strategy,
-                           horizon=horizon, difference=bool(self.difference),
-                           ids=list(panel.ids) if panel.n_series > 1 else None,
-                           exog=() if exog is None else tuple(exog.columns),
-                           static=static_rows,
-                           level=0.0 if self.difference else float(np.median(panel.values)))
-        need = spec.memory + 1
+        need = plan.memory + 1
         short = np.flatnonzero(panel.lengths < need)
         if short.size:
             s = int(short[0])
             raise ValueError(
                 f"y: {short.size} of {panel.n_series} series have fewer than {need} values "
                 f"({panel.label(s)} has {int(panel.lengths[s])}); the largest lag or rolling "
-                f"window is {spec.memory}, so a series needs at least {need} values to give "
-                "one training row.")
+                f"window is {plan.memory} (lags {list(plan.lags)}, rolling "
+                f"{list(plan.windows)}), so a series needs at least {need} values to give one "
+                "training row.")
         calibrate = self.calibrate if calibrate is None else calibrate
-        auto = isinstance(calibrate, str)
-        if calibrate:  # checked before any fit
-            try:
-                check_family(get(self.family))
-                n_cal = calibration_origins(panel.lengths, spec.memory, horizon)
-            except ValueError:
-                if not auto:
-                    raise
-                calibrate = False  # "auto": where the backtest can run
-        X, target, rows = training_rows(spec, panel, exog)
+        result = None
+        if end:
+            calibrate = _calibratable(self.family, calibrate, panel, plan)
+            # a censored history: the backtest scores exact values, so no choice, maps or copula
+            end = not isinstance(get(self.family), Censored)
+        if end:
+            candidates = ("recursive", "direct") if strategy == "auto" else (strategy,)
+            if strategy == "auto" or calibrate or strategy == "direct":
+                result = run_end_backtest(self, panel, exog, static, plan, candidates,
+                                          calibrate)
+            if result is not None:
+                strategy = result.strategy
+            elif strategy == "auto":
+                strategy = "recursive"  # too short a history to compare
+        unscaled = plan.scale == "none" and not self.difference
+        spec = FeatureSpec(lags=plan.lags, windows=plan.windows, calendar=plan.calendar,
+                           strategy=strategy, horizon=horizon, difference=bool(self.difference),
+                           ids=list(panel.ids) if panel.n_series > 1 else None,
+                           exog=() if exog is None else tuple(exog.columns),
+                           static=static_rows, scale=plan.scale,
+                           scale_window=plan.scale_window,
+                           level=float(np.median(panel.values)) if unscaled else 0.0)
+        cap = None
+        if strategy == "direct":
+            origins = int(np.maximum(panel.lengths - plan.memory, 0).sum())
+            cap = max(DIRECT_ROWS * origins, DIRECT_MIN_ROWS)
+        X, target, rows = training_rows(spec, panel, exog, max_rows=cap,
+                                        seed=_seed(self.random_state))
+        if spec.scale == "mean":
+            spec = dataclasses.replace(spec, target_range=(float(np.min(target)),
+                                                           float(np.max(target))))
         if isinstance(get(self.family), Censored) and target.ndim == 1:
             target = np.c_[target, target]
         model = self._regressor()
@@ -340,23 +335,19 @@ class Forecaster:
             model.fit(X, target)
         else:
             model.fit(X[~val], target[~val], eval_set=(X[val], target[val]))
-        tables = coverage = None
-        if calibrate:
-            table = run_backtest(self, panel, exog, static,
-                                 start=panel.lengths - horizon - n_cal + 1, step=1,
-                                 refit=False, n_paths=min(self.n_paths, 200),
-                                 strategy=strategy, calibrate=False)
-            coverage = backtest_coverage(table)
-            if not auto or needs_calibration(coverage):
-                tables = step_tables(table, horizon)
         out = copy.copy(self)
         out.regressor_options = dict(self.regressor_options)
-        out.__dict__.update(model_=model, strategy_=strategy, spec_=spec, calibration_=tables,
-                            calibration_coverage_=coverage,
-                            feature_names_=list(X.columns), freq_=panel.freq,
-                            ids_=list(panel.ids), single_=panel.single,
-                            history_=panel.tail(spec.memory), strategy_scores_=scores,
-                            datetime_=panel.datetime)
+        out.__dict__.update(
+            model_=model, strategy_=strategy, spec_=spec, plan_=plan,
+            lags_=plan.lags, rolling_=plan.windows, season_length_=plan.season_length,
+            scale_=plan.scale,
+            calibration_=None if result is None else result.tables,
+            calibration_coverage_=None if result is None else result.coverage,
+            copula_=None if result is None else result.copula,
+            strategy_scores_=None if result is None else result.scores,
+            feature_names_=list(X.columns), freq_=panel.freq, ids_=list(panel.ids),
+            single_=panel.single, history_=panel.tail(spec.context),
+            datetime_=panel.datetime)
         return out
 
     def _validation_rows(self, panel: Panel, rows: np.ndarray,
@@ -386,24 +377,6 @@ class Forecaster:
         cut = np.floor((1.0 - share) * panel.lengths)[panel.series_of[rows]]
         val = panel.position[rows] >= cut
         return val if 0 < val.sum() < val.size else None
-
-    def _choose(self, panel: Panel, exog, static, horizon: int):
-        """Backtest both strategies on the last windows of the history (class docstring)."""
-        memory = max(max(_ints(self.lags, "lags", 1)), max(_ints(self.rolling, "rolling", 2),
-                                                         default=0))
-        n_win = 3
-        while n_win and panel.lengths.min() - n_win * horizon < memory + 2 * horizon:
-            n_win -= 1
-        if not n_win:
-            return "recursive", None
-        scores = {}
-        for strategy in ("recursive", "direct"):
-            table = run_backtest(self, panel, exog, static,
-                                 start=int(panel.lengths.min() - n_win * horizon),
-                                 step=horizon, refit=False, n_paths=min(self.n_paths, 200),
-                                 strategy=strategy, calibrate=False)
-            scores[strategy] = float(table["crps"].mean())
-        return min(scores, key=scores.get), scores
 
     # ------------------------------------------------------------------ forecasts
     def _series_codes(self, panel: Panel) -> np.ndarray:
@@ -446,7 +419,7 @@ class Forecaster:
                 f"({panel.label(s)} has {int(panel.lengths[s])}); the model's largest lag or "
                 f"rolling window is {M}.")
         ends = panel.offsets[1:]
-        hist = panel.values[ends[:, None] - M + np.arange(M)[None, :]]
+        hist = last_values(panel.values, panel.offsets[:-1], ends, self.spec_.context)
         times = future_times(panel.times[ends - 1], self.freq_, H)
         flat = flat_times(times, panel.datetime)
         ids = np.repeat(np.asarray(panel.ids, dtype=object), H)
@@ -460,13 +433,19 @@ class Forecaster:
                                    time_col=self.time_col, what="X_future")
             exog = align_features(X_long, ids, flat, self.spec_.exog, "X_future",
                                   panel.single)
+            extra = [c for c in X_long.columns if c not in self.spec_.exog]
+            if extra:
+                raise ValueError(f"X_future has the column(s) {extra} that the model was not "
+                                 f"fitted with (its features: {list(self.spec_.exog)}); drop "
+                                 "them, or refit with them in X.")
         elif X_future is not None:
             raise ValueError("X_future was given but the model was fitted without X.")
         if panel.single:
             index = flat.rename(self.time_col)
         else:
             index = pd.MultiIndex.from_arrays([ids, flat], names=[self.id_col, self.time_col])
-        return Contexts(series=codes, hist=hist, times=times, exog=exog), panel, index
+        ctx = Contexts(series=codes, hist=hist, times=times, exog=exog)
+        return ctx, panel, index
 
     def predict_dist(self, y_hist=None, X_future=None) -> Predictive:
         """The predictive law of each of the ``horizon`` steps after the history's end.
@@ -484,30 +463,43 @@ class Forecaster:
         Predictive of length ``n_series * horizon``
             Rows series after series, step after step; its ``index`` holds the future times
             (and the series ids for several series).  Direct strategy: the family's exact
-            marginals.  Recursive: the empirical marginals of ``n_paths`` sample paths
-            (:class:`~distboost.families.Empirical`: quantiles, CRPS and intervals of the
-            draws, no density).
+            marginals (of ``factor * Z`` under scaling by the window,
+            :class:`~distboost.families.Affine`).  Recursive: the empirical marginals of
+            ``n_paths`` sample paths (:class:`~distboost.families.Empirical`: quantiles,
+            CRPS and intervals of the draws, no density).
         """
         ctx, panel, index = self._contexts(y_hist, X_future)
-        if self.strategy_ == "direct":
-            dist = direct_dist(self.model_, self.spec_, ctx, panel.datetime)
-            if self.calibration_ is not None:
-                return calibrate_direct(dist, self.calibration_, len(ctx), index=index)
-            return Predictive(dist.family, dist.params, index=index)
-        return empirical(self._paths(ctx, panel, self.n_paths, self.random_state),
-                         self.model_.family_, index=index)
+        return marginals(self, ctx, panel.datetime, index)
 
-    def _paths(self, ctx, panel, n_paths: int, seed) -> np.ndarray:
-        """Sample paths (C, P, H), calibrated when fitted with ``calibrate=True``."""
-        rng = np.random.default_rng(seed)
-        paths, _, _ = simulate(self.model_, self.spec_, ctx, int(n_paths), rng, panel.datetime)
-        if self.calibration_ is not None:
-            paths = calibrate_paths(paths, self.model_.family_, self.calibration_)
-        return paths
+    def predict_quantiles(self, levels, y_hist=None, X_future=None) -> pd.DataFrame:
+        """Quantiles of every series and step as a long frame.
+
+        Parameters
+        ----------
+        levels : sequence of float in (0, 1)
+        y_hist, X_future : as in :meth:`predict_dist`
+
+        Returns
+        -------
+        DataFrame
+            One row per (series, step): ``id_col`` (several series), ``time_col``, then
+            ``"q<level>"`` for each level (``q0.05``, ...), as ``Predictive.to_frame`` names
+            them.
+        """
+        levels = np.atleast_1d(np.asarray(levels, dtype=np.float64))
+        if levels.ndim != 1 or not np.all((levels > 0) & (levels < 1)):
+            raise ValueError(f"levels must be quantile levels in (0, 1); got {levels!r}.")
+        dist = self.predict_dist(y_hist, X_future)
+        q = dist.quantile(levels)
+        frame = dist.index.to_frame(index=False)
+        for j, level in enumerate(levels):
+            frame[f"q{level:g}"] = q[:, j]
+        return frame
 
     def sample_paths(self, n_paths: int, y_hist=None, X_future=None,
                      random_state=0) -> np.ndarray:
-        """Joint sample paths of the ``horizon`` steps (recursive strategy).
+        """Joint sample paths of the ``horizon`` steps: recursive simulation, or the direct
+        strategy's exact marginals joined by its copula over the steps (``copula_``).
 
         Returns
         -------
@@ -516,15 +508,8 @@ class Forecaster:
         """
         if isinstance(n_paths, bool) or not isinstance(n_paths, Integral) or n_paths < 1:
             raise ValueError(f"n_paths must be an integer >= 1; got {n_paths!r}.")
-        self._check_fitted()
-        if self.strategy_ == "direct":
-            why = (" (strategy='auto' chose 'direct' by backtest CRPS: "
-                   f"{self.strategy_scores_})" if self.strategy_scores_ else "")
-            raise ValueError(
-                "The direct strategy models each step's marginal law, not their dependence, "
-                f"so it has no joint sample paths{why}: fit strategy='recursive' for paths.")
         ctx, panel, _ = self._contexts(y_hist, X_future)
-        out = self._paths(ctx, panel, n_paths, random_state).transpose(1, 0, 2)  # (P, C, H)
+        out = paths(self, ctx, panel.datetime, n_paths, random_state).transpose(1, 0, 2)
         return out[:, 0, :] if panel.single else out
 
     def backtest(self, y, start=0.8, step: int | None = None, refit: bool = False, X=None,
@@ -554,10 +539,53 @@ class Forecaster:
             ``nll``, ``pit``, ``hit_90``; :func:`~distboost.forecasting.backtest_summary`
             averages it by step.
         """
-        horizon, *_ = self._settings()
+        horizon = check_settings(self)["horizon"]
         self._regressor()
         panel = self._panel(y, "y")
         exog = self._exog(panel, X, "X")
         return run_backtest(self, panel, exog, static, start=start,
                             step=horizon if step is None else step, refit=bool(refit),
                             n_paths=self.n_paths, strategy=self.strategy)
+
+
+def _seed(random_state) -> int:
+    return int(random_state) if isinstance(random_state, Integral) else 0
+
+
+def _check_support(panel: Panel, family) -> None:
+    """A value outside the family's support (a negative count): an error naming the series,
+    how many values and the first time."""
+    bad = ~family.support.contains(panel.values)
+    if not bad.any():
+        return
+    s = int(panel.series_of[np.argmax(bad)])
+    n_series = len(np.unique(panel.series_of[bad]))
+    raise ValueError(
+        f"y has {int(bad.sum())} value(s) outside the support {family.support} of family "
+        f"{family.name!r} in {n_series} series (first: {panel.label(s)} at "
+        f"{panel.times[int(np.argmax(bad))]}, value {panel.values[int(np.argmax(bad))]:g}); "
+        "choose a family whose support holds them (e.g. 'normal'), or clean the values.")
+
+
+def _calibratable(family, calibrate, panel: Panel, plan: ForecastPlan):
+    """``calibrate`` where the calibration can run; True raises where it cannot, "auto"
+    becomes False (a censored family, a point mass beside a density, too short histories)."""
+    if not calibrate:
+        return False
+    try:
+        check_family(get(family))
+        if not end_origins(panel.lengths, plan.memory, plan.horizon)[0]:
+            need = plan.memory + 3 * plan.horizon
+            raise ValueError(
+                f"calibrate=True backtests the end of the history from at least {MIN_ORIGINS} "
+                f"origins in all: with horizon {plan.horizon} and largest lag or window "
+                f"{plan.memory}, a series needs at least {need} values to take part ("
+                f"{plan.memory + 2 * plan.horizon} to fit on, then its origins and a horizon), "
+                f"and the {panel.n_series} series of {int(panel.lengths.min())}.."
+                f"{int(panel.lengths.max())} values give fewer; use calibrate=False or longer "
+                "histories.")
+    except ValueError:
+        if calibrate is True:
+            raise
+        return False
+    return calibrate

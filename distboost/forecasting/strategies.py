@@ -27,7 +27,7 @@ import pandas as pd
 
 from ..families import Empirical
 from ..predictive import Predictive
-from .features import FeatureSpec, window_features
+from .features import FeatureSpec, buffer_factors, window_features
 
 __all__ = ["Contexts", "simulate", "direct_dist", "shift"]
 
@@ -69,15 +69,21 @@ def shift(dist: Predictive, base: np.ndarray) -> Predictive:
     return Predictive(dist.family, params)
 
 
-def direct_dist(model, spec: FeatureSpec, ctx: Contexts, datetime: bool) -> Predictive:
-    """The exact marginals of every context and step, rows ``c * H + h - 1``."""
+def direct_dist(model, spec: FeatureSpec, ctx: Contexts, datetime: bool):
+    """The exact marginals of every context and step, rows ``c * H + h - 1``, in the model's
+    units, and each row's scale factor: the value is ``factor * Z`` under ``spec.scale``
+    "mean" (the factor of the context's window, :mod:`~distboost.forecasting.scaling`), ``Z``
+    otherwise.  Returns ``(Predictive, factor (C * H,))``."""
     H, C = spec.horizon, len(ctx)
     rows = np.repeat(np.arange(C), H)
+    factor = buffer_factors(spec, ctx.hist)[rows]
     X = window_features(spec, ctx.hist[rows], step=np.tile(np.arange(1, H + 1), C),
                         times=_times(ctx, None, datetime), series=ctx.series[rows],
-                        exog=ctx.exog)
+                        exog=ctx.exog, factor=factor)
     dist = model.predict_dist(X)
-    return shift(dist, ctx.hist[rows, -1]) if spec.difference else dist
+    if spec.difference:  # Z is the change from the origin's value, in the window's units
+        dist = shift(dist, ctx.hist[rows, -1] / (factor if spec.scale == "mean" else 1.0))
+    return dist, factor
 
 
 def _step_rows(ctx: Contexts, h: int, per: int) -> pd.DataFrame | None:
@@ -96,11 +102,14 @@ def _logmeanexp(a: np.ndarray) -> np.ndarray:
 
 def simulate(model, spec: FeatureSpec, ctx: Contexts, n_paths: int, rng, datetime: bool,
              truth: np.ndarray | None = None):
-    """Sample paths, shape (C, n_paths, H); with ``truth`` (C, H) also the NLL and PIT of
-    the paths' mixture at every step, each of shape (C, H).
+    """Sample paths, shape (C, n_paths, H), in the series' units; with ``truth`` (C, H) also
+    the NLL and PIT of the paths' mixture at every step, each of shape (C, H).
 
     Every step is one ``predict_dist`` call on all ``C * n_paths`` rows (``C`` rows at the
-    first step, where all paths of a context share their history) and one draw per row.
+    first step, where all paths of a context share their history) and one draw per row.  A
+    path keeps the scale factor of its context's window at the origin
+    (:mod:`~distboost.forecasting.scaling`) for all its steps: a factor recomputed from the
+    path's own draws would feed a path's excursion back into its next steps' scale.
     """
     C, H, P = len(ctx), spec.horizon, int(n_paths)
     paths = np.empty((C, P, H))
@@ -108,22 +117,30 @@ def simulate(model, spec: FeatureSpec, ctx: Contexts, n_paths: int, rng, datetim
     if truth is not None:
         nll, pit = np.empty((C, H)), np.empty((C, H))
     buf = ctx.hist
+    scaled = spec.scale == "mean"
+    origin_factor = buffer_factors(spec, ctx.hist)
     pit_rng = np.random.default_rng(0)  # the randomised PIT of counts; leaves rng's draws
     for h in range(H):
         per = 1 if h == 0 else P
         rows = np.repeat(np.arange(C), per)
+        factor = origin_factor[rows]
         X = window_features(spec, buf, step=1, times=_times(ctx, h, datetime).repeat(per),
-                            series=ctx.series[rows], exog=_step_rows(ctx, h, per))
+                            series=ctx.series[rows], exog=_step_rows(ctx, h, per),
+                            factor=factor)
         dist = model.predict_dist(X)
         base = buf[:, -1] if spec.difference else np.zeros(buf.shape[0])  # (C * per,)
+        unit = factor if scaled else np.ones(buf.shape[0])
+        z = dist.sample(P if h == 0 else 1, random_state=rng)
+        if scaled and spec.target_range is not None:
+            z = np.clip(z, *spec.target_range)
         if h == 0:  # one law per context: P draws of it
-            draw = dist.sample(P, random_state=rng).T + base[:, None]
+            draw = z.T * unit[:, None] + base[:, None]
         else:  # one law per path: one draw each
-            draw = (dist.sample(1, random_state=rng)[0] + base).reshape(C, P)
+            draw = (z[0] * unit + base).reshape(C, P)
         paths[:, :, h] = draw
         if truth is not None:
-            y_rel = truth[rows, h] - base
-            lp = dist.log_prob(y_rel).reshape(C, per)
+            y_rel = (truth[rows, h] - base) / unit
+            lp = dist.log_prob(y_rel).reshape(C, per) - np.log(unit).reshape(C, per)
             nll[:, h] = -_logmeanexp(lp)
             pit[:, h] = _mixture_pit(dist, y_rel, C, per, pit_rng)
         if h + 1 < H:

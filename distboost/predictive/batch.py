@@ -384,28 +384,28 @@ class Predictive:
         """Quantile function (inverse cdf).
 
         Exact where the family has an inverse cdf, else a vectorised numerical inversion of
-        the cdf (relative accuracy about 1e-10, see
-        :func:`distboost.families._inversion.invert_cdf`).
-        A count family gives the smallest integer ``k`` with ``cdf(k) >= q``.  ``q = 0`` and
-        ``q = 1`` give the ends of the support.
+        the cdf (relative accuracy about 1e-10, ``invert_cdf``).  A count family gives the
+        smallest integer ``k`` with ``cdf(k) >= q``; ``q = 0`` and ``1`` give the support's ends.
 
         Parameters
         ----------
-        q : float or 1-D array_like of m levels in [0, 1]
+        q : float, 1-D array_like of m levels, or 2-D array_like (n, m)
+            Levels in [0, 1]: the same for every row, or a row of levels per distribution.
 
         Returns
         -------
-        ndarray of shape (n,) for a scalar ``q``, (n, m) for a sequence
+        ndarray of shape (n,) for a scalar ``q``, (n, m) for a sequence or a 2-D ``q``
         """
         q_arr = _float_array(q, "q")
-        if q_arr.ndim > 1:
-            raise ValueError(f"q must be a scalar or 1-D sequence, got shape {q_arr.shape}.")
+        if q_arr.ndim > 2 or (q_arr.ndim == 2 and q_arr.shape[0] != len(self)):
+            raise ValueError(f"q must be a scalar, a 1-D sequence of levels or (n, m) levels "
+                             f"with n = {len(self)} rows; got shape {q_arr.shape}.")
         bad = ~((q_arr >= 0) & (q_arr <= 1))
         if np.any(bad):
-            raise ValueError(f"Quantile levels must lie in [0, 1]; got {q_arr[bad].tolist()}.")
-        levels = torch.from_numpy(
-            np.broadcast_to(np.atleast_1d(q_arr)[:, None], (q_arr.size, len(self))).copy()
-        )
+            raise ValueError(f"Quantile levels must lie in [0, 1]; got {q_arr[bad][:5].tolist()}.")
+        levels = torch.from_numpy(np.ascontiguousarray(q_arr.T) if q_arr.ndim == 2 else
+                                  np.broadcast_to(np.atleast_1d(q_arr)[:, None],
+                                                  (q_arr.size, len(self))).copy())
         s = self.family.support
         with torch.no_grad():
             x = self.family.icdf(self._torch_params(), levels)

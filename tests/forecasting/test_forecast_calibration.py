@@ -120,9 +120,9 @@ def test_calibration_restores_coverage_on_a_trend_the_trees_cannot_follow(strate
     they were trained on: the raw forecasts sit below the truth, more so every step. The end
     of the history shows that bias, and the calibrated forecasts move up to meet it."""
     y = _trend()
-    opts = dict(horizon=5, lags=[1, 2], strategy=strategy, n_paths=200, n_estimators=60,
-                early_stopping=False, date_features=None, random_state=0)
-    raw = Forecaster(**opts).backtest(y, start=260, step=1)
+    opts = dict(horizon=5, lags=[1, 2], rolling=(), strategy=strategy, n_paths=200,
+                n_estimators=60, early_stopping=False, date_features=None, random_state=0)
+    raw = Forecaster(calibrate=False, **opts).backtest(y, start=260, step=1)
     cal = Forecaster(calibrate=True, **opts).backtest(y, start=260, step=1)
     raw_cov, cal_cov = raw["hit_90"].mean(), cal["hit_90"].mean()
     assert raw_cov < 0.89  # recursive 0.62, direct 0.875 (seeded)
@@ -132,13 +132,14 @@ def test_calibration_restores_coverage_on_a_trend_the_trees_cannot_follow(strate
 
 def test_calibrated_paths_are_reproducible_and_shaped():
     y = _trend(200, seed=1)
-    fc = Forecaster(horizon=4, lags=[1, 2], strategy="recursive", calibrate=True, n_paths=100,
-                    n_estimators=30, early_stopping=False, date_features=None).fit(y)
+    fc = Forecaster(horizon=4, lags=[1, 2], rolling=(), strategy="recursive", calibrate=True,
+                    n_paths=100, n_estimators=30, early_stopping=False,
+                    date_features=None).fit(y)
     assert len(fc.calibration_) == 4 and all(t.size >= MIN_PITS for t in fc.calibration_)
     a, b = fc.sample_paths(50, random_state=3), fc.sample_paths(50, random_state=3)
     assert a.shape == (50, 4) and np.array_equal(a, b)
     assert fc.predict_dist().interval(0.9).shape == (4, 2)
-    assert Forecaster().get_params()["calibrate"] is False
+    assert Forecaster().get_params()["calibrate"] == "auto"
 
 
 def test_backtest_coverage_and_the_auto_rule():
@@ -149,8 +150,8 @@ def test_backtest_coverage_and_the_auto_rule():
 
 
 def test_auto_recalibrates_the_trend_the_trees_cannot_follow():
-    opts = dict(horizon=5, lags=[1, 2], strategy="recursive", n_paths=200, n_estimators=60,
-                early_stopping=False, date_features=None, random_state=0)
+    opts = dict(horizon=5, lags=[1, 2], rolling=(), strategy="recursive", n_paths=200,
+                n_estimators=60, early_stopping=False, date_features=None, random_state=0)
     y = _trend()
     auto = Forecaster(calibrate="auto", **opts).fit(y)
     assert auto.calibration_coverage_ < AUTO_COVERAGE[0]
@@ -168,12 +169,12 @@ def test_auto_leaves_a_calibrated_forecast_as_it_is():
     for i in range(1, 400):
         e[i] = 0.6 * e[i - 1] + rng.normal()
     y = pd.Series(e, index=pd.date_range("2000-01-01", periods=400, freq="D"))
-    opts = dict(horizon=3, lags=[1], strategy="direct", n_estimators=40,
+    opts = dict(horizon=3, lags=[1], rolling=(), strategy="direct", n_estimators=40,
                 early_stopping=False, date_features=None, random_state=0)
     auto = Forecaster(calibrate="auto", **opts).fit(y)
-    plain = Forecaster(**opts).fit(y)
+    plain = Forecaster(calibrate=False, **opts).fit(y)
     assert AUTO_COVERAGE[0] <= auto.calibration_coverage_ <= AUTO_COVERAGE[1]
-    assert auto.calibration_ is None and plain.calibration_coverage_ is None
+    assert auto.calibration_ is None and plain.calibration_ is None
     np.testing.assert_array_equal(auto.predict_dist().interval(0.9),
                                   plain.predict_dist().interval(0.9))
 
@@ -183,6 +184,6 @@ def test_auto_leaves_a_calibrated_forecast_as_it_is():
     ("zero_adjusted_gamma", pd.Series(np.abs(np.sin(np.arange(200.0))))),  # a point mass
 ])
 def test_auto_skips_what_cannot_be_calibrated(family, y):
-    fc = Forecaster(family=family, horizon=3, lags=[1, 2], calibrate="auto",
+    fc = Forecaster(family=family, horizon=3, lags=[1, 2], rolling=(), calibrate="auto",
                     strategy="direct", n_estimators=10, early_stopping=False).fit(y)
-    assert fc.calibration_ is None and fc.calibration_coverage_ is None
+    assert fc.calibration_ is None  # (the direct strategy's copula still backtests)

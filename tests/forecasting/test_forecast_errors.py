@@ -18,7 +18,8 @@ TINY = dict(n_estimators=3, early_stopping=False, n_paths=20)
 
 
 def F(**kw):
-    return Forecaster(**{"horizon": 3, "lags": [1, 2], "strategy": "recursive", **TINY, **kw})
+    return Forecaster(**{"horizon": 3, "lags": [1, 2], "rolling": (), "strategy": "recursive",
+                         **TINY, **kw})
 
 
 _cache: dict = {}
@@ -86,7 +87,25 @@ CASES = {
                       r"horizon must be an integer >= 1 \(the number of steps to forecast\); "
                       r"got 0"),
     "lags < 1": (lambda: F(lags=[0, 1]).fit(Y), ValueError,
-                 r"lags takes integers >= 1; got \[0, 1\]"),
+                 r"lags takes integers >= 1 \(or 'auto'\); got \[0, 1\]"),
+    "X_future with columns the model was not fitted with": (
+        lambda: fitted("exog").predict_dist(X_future=pd.DataFrame(
+            {"x": [1.0, 2.0, 3.0], "promo": [0.0, 1.0, 0.0]},
+            index=pd.date_range(T[-1], periods=4, freq="h")[1:])),
+        ValueError, r"X_future has the column\(s\) \['promo'\] that the model was not fitted "
+                    r"with \(its features: \['x'\]\)"),
+    "a season longer than half the shortest history": (
+        lambda: F(lags="auto", season_length=40).fit(Y), ValueError,
+        r"season_length=40 is longer than half the shortest series \(60 values\)"),
+    "a negative value for a count family": (
+        lambda: F(family="poisson").fit(pd.Series(np.r_[np.arange(30.0), -1.0,
+                                                        np.arange(29.0)], index=T)),
+        ValueError, r"y has 1 value\(s\) outside the support integers \{0, 1, \.\.\., inf\} of "
+                    r"family 'poisson' in 1 series \(first: the series at 2024-01-02 06:00:00, "
+                    r"value -1\)"),
+    "scale=True with a censored family": (
+        lambda: F(family="censored_normal", scale=True).fit(Y), ValueError,
+        r"scale=True cannot rescale the bounds of censored family 'censored_normal'"),
     "unknown series ids at predict time": (
         lambda: fitted("ids").predict_dist(y_hist={"c": Y}), ValueError,
         r"y_hist has 1 series unknown to the model \(\['c'\]\); it was fitted on the series "
@@ -100,9 +119,6 @@ CASES = {
             {"time": T, "lo": Y.to_numpy(), "hi": np.where(Y > 0.9, np.inf, Y)})), ValueError,
         r"y has 12 censored value\(s\) \(lower < upper\) of 60; family 'normal' takes exact "
         r"values: use a censored family, e.g. family='censored_normal'"),
-    "sample paths of the direct strategy": (
-        lambda: fitted("direct").sample_paths(5), ValueError,
-        r"The direct strategy models each step's marginal law.*fit strategy='recursive'"),
     "difference with a family that is not a location family": (
         lambda: F(family="gamma", difference=True).fit(Y + 2), ValueError,
         r"difference=True needs a location family on the real line"),
@@ -120,9 +136,11 @@ CASES = {
     "an unknown fill": (lambda: F(fill="bfill").fit(Y), ValueError,
                         r"fill must be one of \['raise', 'ffill', 'interpolate', 'zero'\]"),
     "calibration on too short a history": (
-        lambda: F(calibrate=True).fit(Y), ValueError,
-        r"calibrate=True backtests the end of every series from at least 20 origins in all: "
-        r"with horizon 3 and largest lag or window 2, 1 series of at least 60 values give 15"),
+        lambda: F(calibrate=True, lags=[1, 2, 40]).fit(Y), ValueError,
+        r"calibrate=True backtests the end of the history from at least 20 origins in all: "
+        r"with horizon 3 and largest lag or window 40, a series needs at least 49 values to "
+        r"take part \(46 to fit on, then its origins and a horizon\), and the 1 series of "
+        r"60..60 values give fewer"),
     "calibrate not a bool": (lambda: F(calibrate="yes").fit(Y), ValueError,
                              r"calibrate must be True, False or 'auto'; got 'yes'"),
     "calibration of a law with a point mass": (

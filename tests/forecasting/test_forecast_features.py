@@ -96,3 +96,32 @@ def test_auto_calendar_follows_the_step_not_the_anchor(freq, expected):
     # the step is measured between two points of the grid
     index = pd.date_range("2023-05-17", periods=8, freq=freq)
     assert auto_calendar(index.freq) == expected
+
+
+@pytest.mark.parametrize("scale", ["mean", "features"])
+@pytest.mark.parametrize("strategy", ["recursive", "direct"])
+def test_no_feature_reads_the_target_or_later_under_scaling_and_covariates(strategy, scale):
+    """Issue 47: a row's features, its scale factor included, and the covariates of any time
+    but the target's, are those of the history before its target: changing every value from
+    the target on (and the covariates after it) leaves the row as it was."""
+    from dataclasses import replace
+
+    rng = np.random.default_rng(3)
+    base = to_panel({"a": pd.Series(rng.gamma(4.0, 3.0, 60).round(), index=T),
+                     "b": pd.Series(rng.gamma(4.0, 300.0, 40).round(), index=T[20:])})
+    exog = pd.DataFrame({"price": rng.normal(size=100)})
+    s = FeatureSpec(lags=(1, 2, 5), windows=(3,), calendar=("hour",), strategy=strategy,
+                    horizon=3, difference=False, ids=["a", "b"], exog=("price",),
+                    static=None, scale=scale, scale_window=8)
+    X, y, rows = training_rows(s, base, exog)
+    for i in rng.choice(len(rows), 25, replace=False):
+        t = rows[i]
+        later = np.arange(t, base.offsets[base.series_of[t] + 1])
+        values = base.values.copy()
+        values[later] = 1e6 + rng.normal(size=later.size)
+        changed = exog.copy()
+        changed.loc[later[1:], "price"] = 99.0
+        X2, _, rows2 = training_rows(s, replace(base, values=values), changed)
+        same = np.flatnonzero((rows2 == t) & (X2.get("step", 1) == X.get("step", 1)[i]
+                                              if strategy == "direct" else rows2 == t))
+        pd.testing.assert_series_equal(X2.iloc[same[0]], X.iloc[i], check_names=False)

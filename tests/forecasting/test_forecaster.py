@@ -38,8 +38,9 @@ def test_options_reach_the_regressor_and_unknown_ones_fail():
 
 def _precipitation_forecaster(n, **options):
     y = precipitation(n)
-    fc = Forecaster(family="zero_adjusted_gamma", horizon=2, lags=[1], strategy="recursive",
-                    date_features=None, num_leaves=4, min_child_samples=30, **options).fit(y)
+    fc = Forecaster(family="zero_adjusted_gamma", horizon=2, lags=[1], rolling=(),
+                    strategy="recursive", date_features=None, calibrate=False, num_leaves=4,
+                    min_child_samples=30, **options).fit(y)
     hist = {f"{v:g}": pd.concat([y, pd.Series([v], index=[y.index[-1] + y.index.freq])])
             for v in (0.0, 1.0, 4.0, 10.0)}
     return fc, hist
@@ -108,7 +109,8 @@ def test_censored_history_needs_a_censored_family():
 def test_difference_follows_a_trend_that_trees_cannot_extrapolate():
     rng = np.random.default_rng(3)
     y = pd.Series(0.5 * np.arange(300) + rng.normal(size=300), index=DAYS[:300])
-    kw = dict(horizon=6, lags=[1, 2], strategy="direct", date_features=None, **QUICK)
+    kw = dict(horizon=6, lags=[1, 2], rolling=(), strategy="direct", date_features=None,
+              calibrate=False, **QUICK)
     plain = Forecaster(**kw).fit(y).predict_dist()
     diff = Forecaster(difference=True, **kw).fit(y).predict_dist()
     truth = 0.5 * np.arange(300, 306)
@@ -126,8 +128,8 @@ def test_exogenous_and_static_features():
     X = {k: x.iloc[:300] for k in y}
     X_future = {k: x.iloc[300:303] for k in y}
     static = pd.DataFrame({"size": [1.0, 3.0]}, index=["a", "b"])
-    fc = Forecaster(horizon=3, lags=[1], strategy="direct", date_features=None,
-                    n_estimators=150, learning_rate=0.2, early_stopping=False)
+    fc = Forecaster(horizon=3, lags=[1], rolling=(), strategy="direct", date_features=None,
+                    scale=False, n_estimators=150, learning_rate=0.2, early_stopping=False)
     d = fc.fit(y, X=X, static=static).predict_dist(X_future=X_future)
     assert fc.feature_names_ == ["series_id", "lag_1", "step", "size", "temp"]
     expected = 2.0 * np.tile(x["temp"].to_numpy()[300:303], 2) + np.repeat([0.0, 10.0], 3)
@@ -153,7 +155,8 @@ def test_backtest_refit_fits_at_every_origin_on_the_past_only(monkeypatch):
     fit_panel = Forecaster._fit_panel
 
     def spy(self, panel, *args, **kwargs):
-        seen.append((panel.times.max(), int(panel.lengths.sum())))
+        if kwargs.get("end", True):  # not the fits of the end-of-history backtest inside
+            seen.append((panel.times.max(), int(panel.lengths.sum())))
         return fit_panel(self, panel, *args, **kwargs)
 
     monkeypatch.setattr(Forecaster, "_fit_panel", spy)
@@ -169,6 +172,8 @@ def test_backtest_refit_fits_at_every_origin_on_the_past_only(monkeypatch):
     np.testing.assert_array_equal(every.loc[first, "crps"], once.loc[first, "crps"])
     assert not np.array_equal(every.loc[~first, "crps"], once.loc[~first, "crps"])
     assert fc.fit(y).feature_names_[-2:] == ["hour", "dayofweek"]  # date_features="auto"
+    assert fc.lags_ == (1, 2) and fc.rolling_ == (24,)  # rolling="auto": a day (a week:
+    # 168 > half the 120 values)
 
 
 def test_a_series_offset_by_1e9_gets_the_same_forecast():

@@ -180,8 +180,9 @@ def test_bad_values_raise_with_counts():
         dist.quantile(1.2)
     with pytest.raises(ValueError, match=r"must lie in \[0, 1\]; got \[-0.1, nan\]"):
         dist.quantile([0.5, -0.1, np.nan])
-    with pytest.raises(ValueError, match=r"scalar or 1-D"):
-        dist.quantile(np.full((2, 2), 0.5))
+    with pytest.raises(ValueError, match=r"q must be a scalar, a 1-D sequence of levels or "
+                                         r"\(n, m\) levels with n = \d+ rows"):
+        dist.quantile(np.full((len(dist) + 1, 2), 0.5))
     for level in (0.0, 1.0, 1.5):
         with pytest.raises(ValueError, match=r"must lie in \(0, 1\)"):
             dist.interval(level)
@@ -478,3 +479,10 @@ def test_to_frame_of_unordered_classes_gives_probabilities():
 def test_index_length_must_match():
     with pytest.raises(ValueError, match="index has 2 entries but the Predictive holds 3"):
         db.Predictive("normal", {"loc": [0.0, 1.0, 2.0], "scale": 1.0}, index=["a", "b"])
+
+
+def test_quantile_takes_a_row_of_levels_per_distribution():
+    dist = db.Predictive.from_params("normal", loc=[0.0, 10.0, 20.0], scale=[1.0, 2.0, 3.0])
+    levels = np.array([[0.1, 0.5], [0.5, 0.9], [0.975, 0.025]])
+    expected = st.norm.ppf(levels, loc=[[0.0], [10.0], [20.0]], scale=[[1.0], [2.0], [3.0]])
+    np.testing.assert_allclose(dist.quantile(levels), expected, rtol=1e-12)

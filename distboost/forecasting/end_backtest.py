@@ -1,0 +1,160 @@
+"""The backtest on the end of the history behind a forecaster's "auto" choices.
+
+One backtest serves three choices.  Each series is cut ``k + horizon - 1`` values before its
+end, a model of each candidate strategy is fitted on what remains, and it forecasts from the
+last ``k`` origins of every series (one value apart; :func:`end_origins`):
+
+* ``strategy="auto"``: the candidate with the lower CRPS, each series' CRPS divided by the
+  mean absolute one-step change of its history (the MASE scale, so that no series counts
+  by its size), on the same contexts.  The recursive strategy's paths cost ``paths x
+  horizon`` predictions a context, so it is scored on a seeded subset of at most
+  :data:`PATH_CONTEXTS` contexts, with :data:`BACKTEST_PATHS` paths;
+* ``calibrate``: the chosen strategy's PIT values by step (:mod:`.calibration`);
+  ``"auto"`` applies the maps only when the backtest's 90 % coverage lies outside
+  :data:`~.calibration.AUTO_COVERAGE`;
+* the direct strategy's copula over the steps (:mod:`.copula`), from the PIT values of its
+  (calibrated) forecasts.
+
+What it costs: one fit per candidate on the recent half of each cut history (at least
+:data:`MIN_RECENT` values of it) and the forecasts of its contexts, so that on long histories
+the two candidates of ``strategy="auto"`` cost about one fit of the whole history.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..families import get
+from .backtest import forecast_origins, truncate_exog
+from .calibration import (
+    MAX_CONTEXTS,
+    MIN_ORIGINS,
+    backtest_coverage,
+    calibrate_scores,
+    needs_calibration,
+    step_tables,
+)
+from .copula import step_correlation
+from .data import Panel
+
+__all__ = ["EndBacktest", "end_origins", "run_end_backtest", "PATH_CONTEXTS",
+           "BACKTEST_PATHS"]
+
+#: Most contexts of the recursive strategy's backtest, and its paths per context.
+PATH_CONTEXTS = 200
+BACKTEST_PATHS = 100
+#: The backtest's fits see the last ``1 / RECENT`` of each series' values, but at least
+#: ``MIN_RECENT`` of them (all of a shorter series) and what the backtest needs.
+RECENT, MIN_RECENT = 2, 500
+
+
+@dataclass
+class EndBacktest:
+    """What the end-of-history backtest decided (module docstring).
+
+    Attributes
+    ----------
+    strategy : {"recursive", "direct"}
+    scores : dict or None
+        Scaled CRPS of each candidate on the common contexts (None: one candidate).
+    tables : list of ndarray or None
+        The step calibration maps' PIT values, when applied.
+    coverage : float
+        The chosen strategy's backtest 90 % coverage (before any map).
+    copula : ndarray (H, H) or None
+        The direct strategy's correlation over the steps.
+    """
+
+    strategy: str
+    scores: dict | None
+    tables: list | None
+    coverage: float
+    copula: np.ndarray | None
+
+
+def end_origins(lengths: np.ndarray, memory: int, horizon: int) -> tuple[int, np.ndarray]:
+    """Origins per series of the end-of-history backtest, ``k``, and the series long enough
+    for it (a mask).  ``k`` spreads :data:`~.calibration.MAX_CONTEXTS` contexts over the
+    series (at most a quarter of the longest); a series takes part when it keeps ``memory +
+    2 * horizon`` values to fit on before its ``k`` origins.  ``k = 0`` when the series
+    give fewer than :data:`~.calibration.MIN_ORIGINS` contexts in all."""
+    lengths = np.asarray(lengths)
+    k = max(1, min(MAX_CONTEXTS // len(lengths), int(lengths.max()) // 4))
+    while True:
+        ok = lengths >= memory + 2 * horizon + (horizon - 1) + k
+        if k * int(ok.sum()) >= MIN_ORIGINS:
+            return int(k), ok
+        if k == 1:
+            return 0, ok & False
+        k = max(1, k // 2)  # fewer origins each: more series long enough
+
+
+def _mase_scale(panel: Panel) -> np.ndarray:
+    """Mean absolute one-step change of each series (1 where it never changes)."""
+    d = np.abs(np.diff(panel.values))
+    d[panel.offsets[1:-1] - 1] = 0.0  # no change across two series
+    total = np.add.reduceat(np.r_[d, 0.0], panel.offsets[:-1])
+    scale = total / np.maximum(panel.lengths - 1, 1)
+    return np.where(scale > 0.0, scale, 1.0)
+
+
+def run_end_backtest(fc, panel: Panel, exog, static, plan, candidates, calibrate
+                     ) -> EndBacktest | None:
+    """The end-of-history backtest of ``candidates`` (module docstring); None when the
+    histories are too short for it."""
+    H = plan.horizon
+    k, ok = end_origins(panel.lengths, plan.memory, H)
+    if not k:
+        return None
+    # The series long enough for it, each from the start of its recent half (at least what
+    # the backtest needs): a candidate costs about half a fit of the whole history.
+    series = np.flatnonzero(ok)
+    need = plan.memory + 2 * H + (H - 1) + k
+    lengths = panel.lengths[series]
+    keep = np.minimum(np.maximum(-(-lengths // RECENT), max(need, MIN_RECENT)), lengths)
+    rows = np.concatenate([np.arange(panel.offsets[s + 1] - n, panel.offsets[s + 1])
+                           for s, n in zip(series, keep, strict=True)])
+    exog = None if exog is None else exog.iloc[rows]
+    panel = panel.rows(series, rows)
+    firsts = panel.lengths - H - k + 1
+    train = panel.truncate(firsts)
+    train_exog = truncate_exog(panel, exog, firsts)
+    every = [np.arange(f, f + k, dtype=np.int64) for f in firsts]
+    rng = np.random.default_rng(0)
+    n_ctx = k * panel.n_series
+    pick = np.zeros(n_ctx, dtype=bool)
+    pick[rng.choice(n_ctx, min(PATH_CONTEXTS, n_ctx), replace=False)] = True
+    few = [o[pick[s * k:(s + 1) * k]] for s, o in enumerate(every)]
+    tables = {}
+    for strategy in candidates:
+        fitted = fc._fit_panel(train, train_exog, static, strategy=strategy,
+                               calibrate=False, plan=plan, end=False)
+        orig = every if strategy == "direct" else few
+        tables[strategy] = forecast_origins(fitted, panel, exog, orig,
+                                            min(fc.n_paths, BACKTEST_PATHS))
+    scores = None
+    if len(candidates) > 1:
+        scale = pd.Series(_mase_scale(train), index=pd.Index(panel.ids, dtype=object))
+        keys = tables["recursive"][["series", "origin"]].drop_duplicates()
+        scores = {}
+        for strategy, table in tables.items():
+            common = table.merge(keys, on=["series", "origin"])
+            scores[strategy] = float((common["crps"] / common["series"].map(scale)).mean())
+        strategy = min(scores, key=scores.get)
+    else:
+        strategy = candidates[0]
+    table = tables[strategy]
+    coverage = backtest_coverage(table)
+    maps = None
+    if calibrate is True or (calibrate == "auto" and needs_calibration(coverage)):
+        maps = step_tables(table, H)
+    copula = None
+    if strategy == "direct":
+        pit = np.array(table["pit"], dtype=np.float64).reshape(-1, H)  # a writable copy
+        if maps is not None:
+            pit = calibrate_scores(pit, np.zeros_like(pit), get(fc.family), maps)[0]
+        copula = step_correlation(pit)
+    return EndBacktest(strategy, scores, maps, coverage, copula)

@@ -1,0 +1,74 @@
+"""A fitted forecaster's forecasts of a batch of contexts, in the series' own units.
+
+One path for every caller (``predict_dist``, ``sample_paths``, backtests and the end-of-history
+backtest that makes the "auto" choices): the strategy forecasts in the model's units
+(:mod:`.strategies`), the step calibration maps apply there (:mod:`.calibration`), and the
+scaling by the window is undone last (:mod:`.scaling`): a direct marginal becomes the law of
+``factor * Z`` (:class:`~distboost.families.Affine`); recursive paths are drawn in the
+series' units step by step.  Joint paths of the direct strategy come from its marginals and
+the copula over the steps (:mod:`.copula`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..families import Affine
+from ..predictive import Predictive
+from .calibration import calibrate_direct, calibrate_paths, calibrate_scores
+from .copula import copula_paths
+from .strategies import Contexts, direct_dist, empirical, simulate
+
+__all__ = ["marginals", "paths", "scored"]
+
+
+def _in_units(fc, dist: Predictive, factor: np.ndarray, index=None) -> Predictive:
+    """A Predictive in the model's units in the series' units: the law of ``factor * Z``
+    under scaling by the window's mean (:mod:`.scaling`), as it is otherwise."""
+    if fc.spec_.scale != "mean":
+        return Predictive(dist.family, dist.params, index=index)
+    params = {**dist.params, "shift": np.zeros_like(factor), "factor": factor}
+    return Predictive(Affine(dist.family), params, index=index)
+
+
+def marginals(fc, ctx: Contexts, datetime: bool, index=None) -> Predictive:
+    """Each context's and step's predictive law (rows ``c * H + h``), calibrated when the
+    forecaster is, in the series' units: the direct strategy's exact marginals, or the
+    empirical marginals of ``fc.n_paths`` recursive paths."""
+    if fc.strategy_ == "direct":
+        dist, factor = direct_dist(fc.model_, fc.spec_, ctx, datetime)
+        if fc.calibration_ is not None:
+            dist = calibrate_direct(dist, fc.calibration_, len(ctx))
+        return _in_units(fc, dist, factor, index)
+    sims = paths(fc, ctx, datetime, fc.n_paths, fc.random_state)
+    return empirical(sims, fc.model_.family_, index=index)
+
+
+def paths(fc, ctx: Contexts, datetime: bool, n_paths: int, seed) -> np.ndarray:
+    """Joint sample paths (C, P, H) in the series' units: recursive simulation, or the
+    direct marginals joined by the copula over the steps (independent steps without one)."""
+    rng = np.random.default_rng(seed)
+    H = fc.spec_.horizon
+    if fc.strategy_ == "direct":
+        dist = marginals(fc, ctx, datetime)
+        return copula_paths(dist, len(ctx), H, n_paths, getattr(fc, "copula_", None), rng)
+    sims, _, _ = simulate(fc.model_, fc.spec_, ctx, int(n_paths), rng, datetime)
+    if fc.calibration_ is not None:
+        sims = calibrate_paths(sims, fc.model_.family_, fc.calibration_)
+    return sims
+
+
+def scored(fc, ctx: Contexts, datetime: bool, truth: np.ndarray, n_paths: int):
+    """Forecasts of contexts whose truth (C, H, series' units) is known: the Predictive of
+    the marginals, and the NLL and PIT (C * H,) of each value (recursive: of the mixture of
+    the paths' one-step laws, :func:`~distboost.forecasting.strategies.simulate`)."""
+    if fc.strategy_ == "direct":
+        dist = marginals(fc, ctx, datetime)
+        y = truth.reshape(-1)
+        return dist, dist.nll(y), dist.pit(y)
+    rng = np.random.default_rng(fc.random_state)
+    sims, nll, pit = simulate(fc.model_, fc.spec_, ctx, int(n_paths), rng, datetime, truth)
+    if fc.calibration_ is not None:
+        sims = calibrate_paths(sims, fc.model_.family_, fc.calibration_)
+        pit, nll = calibrate_scores(pit, nll, fc.model_.family_, fc.calibration_)
+    return empirical(sims, fc.model_.family_), nll.reshape(-1), pit.reshape(-1)

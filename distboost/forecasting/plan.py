@@ -1,0 +1,153 @@
+"""The checked settings of a forecaster and what its "auto" options choose on a panel.
+
+:func:`check_settings` validates the options (clear errors naming the option) before any
+work; :func:`make_plan` resolves ``lags="auto"``, ``rolling="auto"``, ``season_length=None``,
+``date_features="auto"`` and ``scale="auto"`` on the training panel (:mod:`.defaults`,
+:mod:`.scaling`) into a :class:`ForecastPlan`, which every fit of the forecaster (the final
+one and those of its backtests) then follows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Integral
+
+import numpy as np
+
+from ..families import get
+from .data import FILLS, Panel
+from .defaults import (
+    auto_lags,
+    auto_windows,
+    detect_season,
+    longest_lag,
+    scale_window,
+    season_of_freq,
+)
+from .features import CALENDAR, auto_calendar
+from .scaling import SCALES, scaling_kind
+
+__all__ = ["ForecastPlan", "check_settings", "make_plan", "STRATEGIES"]
+
+STRATEGIES = ("auto", "recursive", "direct")
+
+
+def ints(value, name: str, low: int) -> tuple[int, ...]:
+    """Sorted distinct integers ``>= low`` from an int or a sequence (ValueError else)."""
+    values = [value] if isinstance(value, Integral) else list(value or ())
+    bad = [v for v in values if isinstance(v, bool) or not isinstance(v, Integral) or v < low]
+    if bad:
+        raise ValueError(f"{name} takes integers >= {low} (or 'auto'); got {value!r}.")
+    return tuple(sorted({int(v) for v in values}))
+
+
+@dataclass(frozen=True)
+class ForecastPlan:
+    """What a forecaster's fits use (module docstring).
+
+    Attributes
+    ----------
+    horizon : int
+    lags, windows : tuple of int
+    calendar : tuple of str
+    season_length : int
+        1 without a season.
+    scale : {"mean", "features", "none"}
+        The scaling by the window (:mod:`distboost.forecasting.scaling`).
+    scale_window : int
+        The values behind a row's scale factor (:func:`~distboost.forecasting.defaults.
+        scale_window`).
+    """
+
+    horizon: int
+    lags: tuple[int, ...]
+    windows: tuple[int, ...]
+    calendar: tuple[str, ...]
+    season_length: int
+    scale: str
+    scale_window: int
+
+    @property
+    def memory(self) -> int:
+        return max(max(self.lags), max(self.windows, default=0))
+
+
+def check_settings(fc) -> dict:
+    """The forecaster's options checked (ValueError naming the option): ``horizon``,
+    ``lags``, ``windows`` (tuples or "auto"), ``calendar`` ("auto", a tuple or ()),
+    ``season_length`` (int or None)."""
+    h = fc.horizon
+    if isinstance(h, bool) or not isinstance(h, Integral) or h < 1:
+        raise ValueError(f"horizon must be an integer >= 1 (the number of steps to "
+                         f"forecast); got {h!r}.")
+    lags = "auto" if isinstance(fc.lags, str) and fc.lags == "auto" else ints(fc.lags,
+                                                                              "lags", 1)
+    if not lags:
+        raise ValueError("lags needs at least one lag (e.g. lags=[1]) or 'auto'.")
+    windows = ("auto" if isinstance(fc.rolling, str) and fc.rolling == "auto"
+               else ints(fc.rolling, "rolling", 2))
+    m = fc.season_length
+    if m is not None and (isinstance(m, bool) or not isinstance(m, Integral) or m < 1):
+        raise ValueError(f"season_length must be an integer >= 1 (steps in one season, 1 for "
+                         f"none) or None (from the frequency or the data); got {m!r}.")
+    if fc.strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {list(STRATEGIES)}; got {fc.strategy!r}.")
+    if not (isinstance(fc.calibrate, bool | np.bool_)
+            or (isinstance(fc.calibrate, str) and fc.calibrate == "auto")):
+        raise ValueError(f"calibrate must be True, False or 'auto'; got {fc.calibrate!r}.")
+    if not any(fc.scale is s or (isinstance(s, str) and fc.scale == s) for s in SCALES):
+        raise ValueError(f"scale must be 'auto', True or False; got {fc.scale!r}.")
+    if fc.fill not in FILLS:
+        raise ValueError(f"fill must be one of {list(FILLS)}; got {fc.fill!r}.")
+    n = fc.n_paths
+    if isinstance(n, bool) or not isinstance(n, Integral) or n < 2:
+        raise ValueError(f"n_paths must be an integer >= 2; got {n!r}.")
+    cal = fc.date_features
+    if cal in (None, False):
+        cal = ()
+    elif cal != "auto":
+        cal = tuple(cal)
+        unknown = [c for c in cal if c not in CALENDAR]
+        if unknown:
+            raise ValueError(f"Unknown date_features {unknown}; use 'auto' or names from "
+                             f"{list(CALENDAR)}.")
+    return {"horizon": int(h), "lags": lags, "windows": windows, "calendar": cal,
+            "season_length": None if m is None else int(m)}
+
+
+def make_plan(fc, panel: Panel) -> ForecastPlan:
+    """The plan of ``fc``'s options on the training ``panel`` (module docstring).
+
+    Raises ValueError when the season is longer than the shortest history allows, or a
+    series is shorter than the lags asked for."""
+    s = check_settings(fc)
+    horizon = s["horizon"]
+    limit = longest_lag(panel.lengths, horizon)
+    season = s["season_length"]
+    if season is None:
+        season = season_of_freq(panel.freq)
+        if season is None:
+            season = detect_season(panel.values, panel.offsets)
+    elif season > 1 and season > int(panel.lengths.min()) // 2:
+        raise ValueError(
+            f"season_length={season} is longer than half the shortest series "
+            f"({int(panel.lengths.min())} values): a season must repeat in every history; "
+            "give a shorter season_length, or season_length=1 for none.")
+    lags = s["lags"] if s["lags"] != "auto" else auto_lags(panel.freq, season, limit)
+    windows = (s["windows"] if s["windows"] != "auto"
+               else auto_windows(panel.freq, season, limit))
+    cal = s["calendar"]
+    if cal == "auto":
+        cal = auto_calendar(panel.freq)
+    if cal and not panel.datetime:
+        raise ValueError(f"date_features {list(cal)} need dates; y has integer times.")
+    kind = scaling_kind(get(fc.family))
+    on = fc.scale is True or (isinstance(fc.scale, str) and panel.n_series > 1)
+    if fc.scale is True and kind == "none":
+        raise ValueError(f"scale=True cannot rescale the bounds of censored family "
+                         f"{get(fc.family).name!r}; use scale=False.")
+    memory = max(max(lags), max(windows, default=0))
+    return ForecastPlan(horizon=horizon, lags=tuple(lags), windows=tuple(windows),
+                        calendar=tuple(cal), season_length=int(season),
+                        scale=kind if on else "none",
+                        scale_window=scale_window(panel.freq, memory, limit))

@@ -1,0 +1,75 @@
+"""Scaling by the window: one global model sees every series, and every stretch of it, in
+comparable units.
+
+A global model over series of very different size (a store's department selling tens a day
+beside one selling thousands, a tourism series that doubled over twenty years) learns in the
+units of the largest values unless the values are normalised; the strong global models of
+the M4 and M5 competitions normalise each input window (Salinas et al. 2020's DeepAR divides
+by the window's mean; Smyl 2020; Montero-Manso & Hyndman 2021 on local scaling of global
+models).  Here every forecast, and every training row, divides by the level of the values its
+lags read at its origin, the *scale window* (the last ``memory`` values: the longest lag or
+rolling window):
+
+* ``"mean"`` (continuous families): the features and the target are divided by the window's
+  mean absolute value ``s`` (1 for an all-zero window), and the forecast of ``Z`` goes back as
+  the law of ``s Z`` (:class:`~distboost.families.Affine` with shift 0): a positive value
+  stays positive, an exact zero stays zero, the family's support is kept;
+* ``"features"`` (count families): the target keeps its counts (a count law is not
+  scale-free); the lag and rolling features are divided by ``1 + s`` (DeepAR's scale), and
+  the feature ``log_scale = log(1 + s)`` tells the trees the level;
+* ``"none"``: the values as they are (one series, or ``scale=False``, or a censored family,
+  whose bounds keep their units).
+
+Nothing is fitted: the scale of a row is a function of its window, the same in training,
+in a backtest and in a forecast from any ``y_hist``, and a recursive path rescales at every
+step from its own window.  Scaling is exact: a series multiplied by 1,000 gives every row the
+same features and its forecast is the original forecast times 1,000
+(``tests/forecasting/test_scaling.py``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..families import Censored
+
+__all__ = ["scaling_kind", "factor_of", "window_factors", "SCALES"]
+
+#: The values of ``Forecaster(scale=...)``: "auto" (scaling by the window for a panel of two
+#: or more series, none for one), True (always), False or None (never).
+SCALES = ("auto", True, False, None)
+
+
+def scaling_kind(family) -> str:
+    """How a family's forecasts are scaled: "mean", "features" or "none" (module
+    docstring)."""
+    if isinstance(family, Censored) or getattr(family, "kind", "") == "censored":
+        return "none"
+    return "features" if family.discrete else "mean"
+
+
+def factor_of(kind: str, level: np.ndarray) -> np.ndarray:
+    """The factor of windows whose mean absolute value is ``level``: ``level`` (1 where it
+    is 0) under "mean", ``1 + level`` under "features", 1 under "none"."""
+    level = np.asarray(level, dtype=np.float64)
+    if kind == "mean":
+        return np.where(level > 0.0, level, 1.0)
+    if kind == "features":
+        return 1.0 + level
+    return np.ones_like(level)
+
+
+def window_factors(kind: str, values: np.ndarray, origins: np.ndarray, window: int,
+                   starts: np.ndarray | None = None) -> np.ndarray:
+    """The factor of every origin (flat indices into ``values``), from the mean absolute value
+    of the ``window`` values ending at it (cumulative sums: no loop over rows).
+
+    ``starts``: the flat index of each origin's series start (the window is cut there)."""
+    if kind == "none":
+        return np.ones(len(origins))
+    c = np.r_[0.0, np.cumsum(np.abs(values))]
+    lo = origins + 1 - window
+    if starts is not None:
+        lo = np.maximum(lo, starts)
+    level = (c[origins + 1] - c[lo]) / (origins + 1 - lo)
+    return factor_of(kind, level)

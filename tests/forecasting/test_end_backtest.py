@@ -1,0 +1,77 @@
+"""distboost.forecasting.end_backtest: the backtest behind strategy="auto", calibrate="auto"
+and the direct strategy's copula (issue 47, items 1, 3 and 7)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from distboost.forecasting import Forecaster
+from distboost.forecasting.calibration import MAX_CONTEXTS, MIN_ORIGINS
+from distboost.forecasting.end_backtest import PATH_CONTEXTS, end_origins
+
+QUICK = dict(n_estimators=30, early_stopping=False, n_paths=50)
+
+
+def test_origins_spread_over_the_series_long_enough():
+    k, ok = end_origins(np.array([400]), memory=12, horizon=6)
+    assert k == 100 and ok.all()  # a quarter of the series
+    k, ok = end_origins(np.full(1000, 500), memory=24, horizon=24)
+    assert k == MAX_CONTEXTS // 1000 and ok.all()
+    lengths = np.array([60, 300, 300])
+    k, ok = end_origins(lengths, memory=12, horizon=12)
+    assert list(ok) == [False, True, True] and k * 2 >= MIN_ORIGINS  # the short one sits out
+    assert end_origins(np.array([40]), memory=12, horizon=12)[0] == 0  # nothing to backtest
+
+
+@pytest.fixture(scope="module")
+def panel():
+    rng = np.random.default_rng(0)
+    t = pd.date_range("2020-01-01", periods=260, freq="D")
+    out = {}
+    for k, level in (("a", 5.0), ("b", 50.0), ("c", 500.0)):
+        e = np.zeros(260)
+        for i in range(1, 260):
+            e[i] = 0.8 * e[i - 1] + rng.normal(0, 0.1)
+        out[k] = pd.Series(level * np.exp(e) * (2 + np.sin(2 * np.pi * np.arange(260) / 7)),
+                           index=t)
+    return out
+
+
+def test_auto_backtests_both_strategies_and_every_choice_gives_paths(panel, monkeypatch):
+    import distboost.forecasting.end_backtest as end
+
+    seen = []
+    original = end.forecast_origins
+
+    def spy(fitted, panel_, exog, orig, n_paths):
+        seen.append((fitted.strategy_, sum(o.size for o in orig), n_paths,
+                     int(fitted.history_.lengths.sum())))
+        return original(fitted, panel_, exog, orig, n_paths)
+
+    monkeypatch.setattr(end, "forecast_origins", spy)
+    fc = Forecaster(horizon=5, **QUICK).fit(panel)
+    scores = fc.strategy_scores_
+    assert set(scores) == {"recursive", "direct"}
+    assert fc.strategy_ == min(scores, key=scores.get)
+    (s1, n1, p1, _), (s2, n2, p2, _) = seen
+    assert (s1, s2) == ("recursive", "direct")
+    assert n1 == min(PATH_CONTEXTS, n2) and p1 == 50  # the recursive scored on a subset
+    assert fc.calibration_coverage_ is not None
+    for strategy in ("recursive", "direct"):
+        fitted = Forecaster(horizon=5, strategy=strategy, **QUICK).fit(panel)
+        assert fitted.sample_paths(20).shape == (20, 3, 5)
+
+
+def test_predict_quantiles_is_a_long_frame(panel):
+    fc = Forecaster(horizon=4, strategy="direct", calibrate=False, **QUICK).fit(panel)
+    q = fc.predict_quantiles([0.1, 0.5, 0.9])
+    assert list(q.columns) == ["id", "time", "q0.1", "q0.5", "q0.9"] and len(q) == 12
+    assert list(q["id"]) == [k for k in "abc" for _ in range(4)]
+    assert (q["time"].iloc[:4] == pd.date_range("2020-09-17", periods=4, freq="D")).all()
+    assert (q["q0.1"] <= q["q0.5"]).all() and (q["q0.5"] <= q["q0.9"]).all()
+    d = fc.predict_dist()
+    np.testing.assert_allclose(q["q0.5"], d.quantile(0.5))
+    with pytest.raises(ValueError, match="levels must be quantile levels in"):
+        fc.predict_quantiles([0.0, 0.5])
