@@ -22,9 +22,11 @@ Methods, each in a child process of its own (its peak memory measured there):
 * ``AutoETS``, ``AutoARIMA`` (statsforecast, ``season_length`` 7 / 12) with their prediction
   intervals at the levels needed (99, 95, 90, 67, 50: the quantiles 0.005 ... 0.995 and the
   5 / 95 % ends), the point forecast as the median;
-* ``mlforecast`` LightGBM (lags 1 .. season, 2 seasons; the calendar of the frequency) with
-  conformal intervals (``PredictionIntervals(n_windows, h=H)``, three windows where the
-  shortest series allows, tourism's two) at the same levels.
+* ``mlforecast`` LightGBM (lags 1 .. season, and two seasons where the shortest series
+  leaves two conformal windows; the calendar of the frequency) with conformal intervals
+  (``PredictionIntervals(n_windows, h=H)``, three windows where the shortest series allows)
+  at the same levels; it cannot run where the shortest series is too short for two windows
+  (M3: 48 values, 18 months ahead).
 
 Joint paths: the variogram score of order 0.5 (``db.metrics.variogram_score``) of
 distboost's 200 paths of every series, against the same marginals drawn independently (each
@@ -162,13 +164,18 @@ def run_mlforecast(panel: str, train, test) -> dict:
 
     spec = PANELS[panel]
     H, s, cov = spec["horizon"], spec["season"], spec["covariates"]
-    lags = list(range(1, s + 1)) + [2 * s]
+    shortest = int(train.groupby("id").size().min())
+    lags = list(range(1, s + 1))
+    if (shortest - 2 * s - 1) // H >= 2:  # two seasons where two conformal windows remain
+        lags.append(2 * s)
+    windows = min(3, (shortest - max(lags) - 1) // H)  # as many as the series allow
+    if windows < 2:
+        raise ValueError(f"mlforecast's conformal intervals need two windows of {H} values "
+                         f"after the lags; the shortest series has {shortest} values")
     date_features = ["dayofweek", "month"] if spec["freq"] == "D" else ["month"]
     fcst = MLForecast(models={"lgbm": lgb.LGBMRegressor(verbosity=-1, random_state=0)},
                       freq=spec["freq"], lags=lags, date_features=date_features)
     df = _nixtla_frame(train)
-    shortest = int(df.groupby("unique_id").size().min())
-    windows = max(1, min(3, (shortest - max(lags) - 1) // H))  # as many as the series allow
     t0 = time.perf_counter()
     fcst.fit(df, static_features=[], prediction_intervals=PredictionIntervals(
         n_windows=windows, h=H))

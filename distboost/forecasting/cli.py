@@ -18,7 +18,9 @@ import pandas as pd
 __all__ = ["add_parser"]
 
 
-def _ints(text: str, option: str, error) -> list[int]:
+def _ints(text: str, option: str, error) -> list[int] | str:
+    if text == "auto":
+        return text
     try:
         return [int(v) for v in text.split(",") if v.strip()]
     except ValueError as err:
@@ -67,17 +69,17 @@ def forecast(args, error) -> int:
         raise error(f"--paths takes a number of paths >= 2; got {args.paths}.")
     fc = Forecaster(family=args.family, horizon=args.horizon,
                     lags=_ints(args.lags, "--lags", error),
-                    rolling=_ints(args.rolling, "--rolling", error) if args.rolling else (),
-                    strategy="recursive" if args.paths else args.strategy, freq=args.freq,
+                    rolling=_ints(args.rolling, "--rolling", error),
+                    strategy=args.strategy, freq=args.freq,
                     fill=args.fill, id_col=args.id or "id", time_col=args.time,
                     target_col=args.target, n_paths=args.paths or 1000, random_state=0,
                     calibrate={"false": False, "true": True, "auto": "auto"}[args.calibrate],
                     n_estimators=args.n_estimators, learning_rate=args.learning_rate,
                     progress=args.progress)
     try:
-        # with --paths, the recursive marginals are the paths themselves (same seed)
         dist = fc.fit(df[cols]).predict_dist()
         table = None if args.paths else dist.to_frame(levels)
+        paths = fc.sample_paths(args.paths) if args.paths else None
     except ValueError as err:
         raise error(str(err)) from err
     index = dist.index
@@ -89,7 +91,7 @@ def forecast(args, error) -> int:
     times = np.asarray(index.get_level_values(-1))
     if args.paths:
         P = args.paths
-        draws = np.stack([dist.params[f"sample_{i}"] for i in range(P)])  # (P, S * H)
+        draws = paths.reshape(P, -1)  # (P, S * H): series after series
         out = pd.DataFrame({**{k: np.tile(v, P) for k, v in head.items()},
                             "path": np.repeat(np.arange(P), n_series * H),
                             args.time: np.tile(times, P),
@@ -117,8 +119,10 @@ def add_parser(sub, error) -> None:
     p.add_argument("--target", required=True, help="value column")
     p.add_argument("--id", default=None, help="series id column (several series)")
     p.add_argument("--horizon", type=int, required=True, help="steps to forecast")
-    p.add_argument("--lags", default="1", help="comma-separated lags (default: %(default)s)")
-    p.add_argument("--rolling", default=None, help="comma-separated rolling windows")
+    p.add_argument("--lags", default="auto",
+                   help="comma-separated lags, or auto (default: %(default)s)")
+    p.add_argument("--rolling", default="auto",
+                   help="comma-separated rolling windows, or auto (default: %(default)s)")
     p.add_argument("--family", default="normal", help="family (default: %(default)s)")
     p.add_argument("--strategy", default="auto", choices=["auto", "recursive", "direct"])
     p.add_argument("--n-estimators", type=_rounds, default="auto", dest="n_estimators",
@@ -133,7 +137,7 @@ def add_parser(sub, error) -> None:
                    help="comma-separated quantile levels (default: %(default)s)")
     p.add_argument("--paths", type=int, default=0,
                    help="write N sample paths in long format instead of quantiles")
-    p.add_argument("--calibrate", default="false", choices=["false", "true", "auto"],
+    p.add_argument("--calibrate", default="auto", choices=["false", "true", "auto"],
                    help="recalibrate each step by a backtest on the history's end: always "
                         "(true) or where that backtest's 90%% coverage is off (auto) "
                         "(default: %(default)s)")

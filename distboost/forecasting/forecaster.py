@@ -42,8 +42,8 @@ _OWN = ("family", "horizon", "lags", "rolling", "season_length", "date_features"
         "target_col", "n_paths", "random_state")
 #: The direct strategy trains on a seeded share of its (origin, step) rows: about this many
 #: times the rows of the recursive strategy (every origin once), not ``horizon`` times, and
-#: all of them up to ``DIRECT_MIN_ROWS``.
-DIRECT_ROWS, DIRECT_MIN_ROWS = 2, 100_000
+#: all of them up to ``DIRECT_MIN_ROWS`` (docs/forecasting.md, "Strategies").
+DIRECT_ROWS, DIRECT_MIN_ROWS = 1, 100_000
 
 
 class Forecaster:
