@@ -40,6 +40,7 @@ from .._validation import (
 )
 from ..boosting import fit_threads
 from ..boosting.ensemble import FittedEnsemble
+from ..boosting.threads import num_threads
 from ..boosting.xgboost_backend import check_device
 from ..objective import FamilyObjective, check_step, dispersion_columns
 from ..predictive import Predictive, quantile_columns
@@ -47,8 +48,9 @@ from .calibration import apply_shift
 from .linear_start import LinearStart
 from .location_start import LocationStart, location_plan
 from .options import OptionsMixin
+from .policy import FitPlan, plan_fit, validation_mode
 from .progress import stop_line
-from .rounds import CV_FOLDS, constant_model_message, validation_mode
+from .rounds import CV_FOLDS, constant_model_message
 from .runs import FitRuns, Run
 from .tail_check import feature_tail_messages
 from .tree_options import resolve_tree_options
@@ -85,6 +87,9 @@ early_stopping_ : str
     Where the validation rows came from: "eval_set", "cv", "holdout", "holdout_refit" (the
     held-out split, then a refit on all rows), "none" or "constant" (a single training row:
     the start values are kept).
+fit_plan_ : FitPlan
+    Every decision of the fit, taken before its first run (``fit_plan_.describe()``; the
+    rules: :mod:`distboost.estimators.policy`).  None for a model saved before it existed.
 n_iter_ : int
     Rounds run (of the refit on all rows after cross-validation or a held-out split).
 best_iteration_ : int
@@ -248,13 +253,21 @@ feature_names_in_ : ndarray of str
         fitted.update(self._prepare_features(X))
         fitted["_tree_options_"] = self._resolve_tree_options(family, X, fitted)
         seed = int_seed(self.random_state)
-        mode = validation_mode(self.early_stopping, n, eval_set is not None)
         location = location_plan(
-            self.location_start, family, mode, restricted=fitted["_tree_options_"].restricted,
+            self.location_start, family,
+            validation_mode(self.early_stopping, n, eval_set is not None),
+            restricted=fitted["_tree_options_"].restricted,
             lightgbm=self.base_learner is None and getattr(self, "backend", None) in (
                 None, "lightgbm"), linear_start=self.linear_start)
-        run = self._fit_mode(family, X, y, sample_weight, eval_set, eval_weight, mode, fitted,
+        plan = plan_fit(self, n, has_eval_set=eval_set is not None,
+                        step=self._default_step(family) if self.step == "auto" else self.step,
+                        location=location, threads=num_threads(self.n_jobs, n))
+        if self.verbose:
+            print(plan.describe(), flush=True)
+        mode = plan.validation
+        run = self._fit_mode(family, X, y, sample_weight, eval_set, eval_weight, plan, fitted,
                              seed, location)
+        fitted["fit_plan_"] = plan
         self._set_fitted(family, run, mode, fitted)
         self._check_feature_tails(family, X, y, sample_weight)
         if (mode in ("cv", "holdout", "holdout_refit", "eval_set")
@@ -533,6 +546,8 @@ feature_names_in_ : ndarray of str
         state["location_start_"] = None if location is None else location.to_dict()
         members = getattr(self, "cv_members_", None)
         state["cv_members_"] = None if members is None else [m.to_dict() for m in members]
+        plan = getattr(self, "fit_plan_", None)
+        state["fit_plan_"] = None if plan is None else plan.to_dict()
         return state
 
     def _set_state(self, state: dict) -> None:
@@ -559,6 +574,7 @@ feature_names_in_ : ndarray of str
         members = state.get("cv_members_")  # absent from models saved before it
         self.cv_members_ = None if members is None else [FoldMember.from_dict(m)
                                                          for m in members]
+        self.fit_plan_ = FitPlan.from_dict(state.get("fit_plan_"))  # None: saved before it
 
     def __sklearn_is_fitted__(self) -> bool:
         """Fitted once a fit has succeeded (the trees exist): a fit that raised leaves no

@@ -55,6 +55,7 @@ import numpy as np
 import pandas as pd
 
 from .location_start import location_transform
+from .policy import REPEATED_ROWS_MAX
 from .tree_options import TreeOptions
 
 __all__ = ["FINE_MIN_CHILD_SAMPLES", "NEAR_DETERMINISTIC_R2", "REPEATED_ROWS_SHARE",
@@ -74,9 +75,6 @@ REPEATED_ROWS_SHARE = 0.10
 #: The targets of repeated rows must vary less than this share of the location's mean
 #: squared error on held-out rows (variances) for the repeats to count.
 REPEATS_AGREE = 0.5
-#: Training rows below which repeated feature rows are looked for (the "auto" leaves of
-#: larger data hold 20 rows: the fine ones change less, and the second fit costs more).
-REPEATED_ROWS_MAX = 10_000
 #: The location's ``num_leaves`` tried with the fine leaves on repeated feature rows (the
 #: cap of the "auto" size), unless the user set it.
 REPEATED_ROWS_LEAVES = 31

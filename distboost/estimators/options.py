@@ -14,7 +14,6 @@ plain Python code with a real signature (the ``dataclasses`` technique), so ``in
 from __future__ import annotations
 
 import dataclasses
-import math
 import textwrap
 from dataclasses import dataclass
 from numbers import Integral, Real
@@ -24,7 +23,8 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ..boosting import STEP_RULES, EngineParams
 from ..families import Family
-from .rounds import CV_MAX_ROWS
+from .policy import AUTO_ROUNDS, AUTO_ROUNDS_STOPPED, auto_tree_size
+from .policy import round_cap as resolve_n_estimators
 
 __all__ = ["OPTIONS", "ENGINE_OPTIONS", "LIGHTGBM_OPTIONS", "Option", "OptionsMixin",
            "auto_tree_size", "engine_params", "resolve_n_estimators", "AUTO_ROUNDS",
@@ -251,8 +251,9 @@ OPTIONS: dict[str, Option] = {
         "see ``docs/engine.md``, \"Threads and a busy machine\")."),
     "verbose": Option(
         0, ["verbose"], "int",
-        "Print the training and validation loss every ``verbose`` rounds, and at the end "
-        "the line \"stopped at round k, best round j, because ...\"."),
+        "Print the fit's plan (``fit_plan_.describe()``) when it starts, the training and "
+        "validation loss every ``verbose`` rounds, and at the end the line \"stopped at "
+        "round k, best round j, because ...\"."),
     "progress": Option(
         False, ["boolean", None], "bool or None",
         "Show a progress bar over the boosting rounds of ``fit`` (``tqdm.auto``: a widget "
@@ -260,23 +261,6 @@ OPTIONS: dict[str, Option] = {
         "cross-validation fold on small data.  None is \"auto\": a bar in a Jupyter "
         "notebook or on a terminal, none in logs and CI."),
 }
-
-
-def auto_tree_size(n: int) -> tuple[int, int]:
-    """Default ``(num_leaves, min_child_samples)`` for ``n`` training rows.
-
-    Both grow like ``sqrt(n) / 2``: a tree of ``L`` leaves of at least ``m`` rows needs
-    ``L m <= n``, and ``L = m = sqrt(n) / 2`` balances how finely a tree splits against how
-    many rows back each leaf's estimate (a leaf's scale estimate from 5 rows is noise).
-    Leaves are capped at 31 (LightGBM's default) and leaf sizes kept within [5, 20]
-    (LightGBM's default 20 stops a 220-row data set from following a steep curve).
-
-    Returns
-    -------
-    num_leaves, min_child_samples : int
-    """
-    root = math.sqrt(max(int(n), 1)) / 2.0
-    return int(min(max(round(root), 4), 31)), int(min(max(round(root), 5), 20))
 
 
 #: The options that are fields of :class:`~distboost.boosting.EngineParams` (its other fields,
@@ -287,42 +271,6 @@ ENGINE_OPTIONS = tuple(f.name for f in dataclasses.fields(EngineParams) if f.nam
 #: to column positions).
 LIGHTGBM_OPTIONS = ("monotone_constraints", "interaction_constraints", "min_split_gain",
                     "extra_trees", "path_smooth", "max_cat_to_onehot")
-
-
-#: ``n_estimators="auto"``: the cap without early stopping, or below
-#: :data:`~distboost.estimators.rounds.CV_MAX_ROWS` training rows.
-AUTO_ROUNDS = 1000
-#: ``n_estimators="auto"`` under early stopping on at least ``CV_MAX_ROWS`` training rows: a
-#: cap the validation loss, not the count, is meant to end the fit at (LightGBM's and
-#: XGBoost's practice of a large round count and early stopping).
-AUTO_ROUNDS_STOPPED = 3000
-
-
-def resolve_n_estimators(value, stopped: bool, n: int) -> int:
-    """The round cap of ``n_estimators``.
-
-    Parameters
-    ----------
-    value : int or "auto"
-        The option.
-    stopped : bool
-        Whether early stopping ends the fit (validation rows and a patience
-        ``n_iter_no_change``).
-    n : int
-        The fit's training rows.
-
-    Returns
-    -------
-    int
-        ``value`` itself, or for "auto" :data:`AUTO_ROUNDS_STOPPED` when ``stopped`` and
-        ``n >= CV_MAX_ROWS``, :data:`AUTO_ROUNDS` otherwise.  Without early stopping every
-        round is grown, so the cap is the fit's cost.  On small data the per-round cost of
-        the cross-validated fits dominates and a longer location buys little held-out NLL
-        (docs/benchmarks.md, "The round cap").
-    """
-    if value == "auto":
-        return AUTO_ROUNDS_STOPPED if stopped and n >= CV_MAX_ROWS else AUTO_ROUNDS
-    return int(value)
 
 
 def _resolve_auto_sizes(fields: dict, n: int) -> dict:

@@ -23,56 +23,16 @@ and shape for high dimensional data: a flexible approach based on boosting, JRSS
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
+from .policy import CV_FOLDS, CV_MAX_ROWS, REFIT_MAX_ROWS, paired_standard_error, validation_mode
+
 __all__ = ["CV_MAX_ROWS", "CV_FOLDS", "REFIT_MAX_ROWS", "validation_mode", "cv_folds",
            "best_cv_round", "select_rounds_by_cv", "one_standard_error_choice", "padded_curves",
            "constant_model_message"]
-
-#: Training rows below which ``early_stopping="auto"`` chooses the rounds by cross-validation.
-CV_MAX_ROWS = 1000
-#: Folds of that cross-validation (fewer when there are fewer rows).
-CV_FOLDS = 5
-#: Training rows below which ``early_stopping="auto"`` refits on all rows after the
-#: held-out split has chosen the rounds (above, the model keeps the split's fit).
-REFIT_MAX_ROWS = 10_000
-
-
-def validation_mode(early_stopping, n: int, has_eval_set: bool) -> str:
-    """Where a fit's validation rows come from.
-
-    Parameters
-    ----------
-    early_stopping : {"auto", "cv", "holdout", "holdout_refit"} or bool
-        The estimator's option.  "auto" and True: cross-validation below
-        :data:`CV_MAX_ROWS` training rows, a held-out split and a refit on all rows below
-        :data:`REFIT_MAX_ROWS`, a held-out split above; False: no early stopping.
-    n : int
-        Training rows.
-    has_eval_set : bool
-        An ``eval_set`` given to ``fit`` is always the validation set.
-
-    Returns
-    -------
-    str
-        "eval_set", "cv", "holdout", "holdout_refit", "none" (every round is kept) or
-        "constant" (cross-validation asked for on a single row: the start values are kept).
-    """
-    if has_eval_set:
-        return "eval_set"
-    if early_stopping is False:
-        return "none"
-    if early_stopping in ("auto", True):
-        early_stopping = ("cv" if n < CV_MAX_ROWS
-                          else "holdout_refit" if n < REFIT_MAX_ROWS else "holdout")
-    if early_stopping == "cv" and n < 2:
-        return "constant"  # nothing to cross-validate on: keep the start values
-    return str(early_stopping)
-
 
 def cv_folds(n: int, random_state: int, strata: np.ndarray | None = None,
              n_splits: int = CV_FOLDS) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -160,13 +120,7 @@ def one_standard_error_choice(scores: np.ndarray, weights, paired: bool = False)
     if not np.isfinite(mean).any():
         return 0
     best = int(np.argmin(mean))
-    dof = max(len(w) - 1, 1)
-    if paired:
-        diff = scores - scores[:, [best]]
-        with np.errstate(invalid="ignore"):
-            se = np.sqrt(w @ (diff - (mean - mean[best])) ** 2 / dof)
-    else:
-        se = math.sqrt(float(w @ (scores[:, best] - mean[best]) ** 2) / dof)
+    se = paired_standard_error(scores - scores[:, [best]] if paired else scores[:, best], w)
     with np.errstate(invalid="ignore"):
         ok = np.isfinite(mean) & (mean <= mean[best] + se)
     return int(np.flatnonzero(ok)[0])

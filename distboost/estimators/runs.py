@@ -37,14 +37,11 @@ from .location_start import (
     fit_point_model,
     refit_constants,
 )
+from .policy import AUTO_COMPARE_ROWS, FitPlan, paired_standard_error
 from .progress import round_bar
 from .rounds import CV_FOLDS, best_cv_round, cv_folds, cv_output_rounds, padded_curves
 
 __all__ = ["FitRuns", "Run", "class_strata", "AUTO_COMPARE_ROWS"]
-
-#: Below this many training rows, ``location_start="auto"`` fits with and without the start
-#: and keeps the better on the validation rows (above, the start is used directly).
-AUTO_COMPARE_ROWS = 10_000
 
 #: ``_fit_cross_validated``'s default: choose the start (linear or constant) on the folds.
 _CHOOSE = object()
@@ -92,10 +89,11 @@ class Run:
 class FitRuns:
     """The runs of a fit (a mixin of the estimator base; see the module docstring)."""
 
-    def _fit_mode(self, family, X, y, sample_weight, eval_set, eval_weight, mode, context,
-                  seed, location) -> Run:
-        """The run of a fit in validation ``mode``: cross-validated rounds and a refit, or
-        one run on the training rows (early-stopped and calibrated on the validation rows).
+    def _fit_mode(self, family, X, y, sample_weight, eval_set, eval_weight, plan: FitPlan,
+                  context, seed, location) -> Run:
+        """The run of a fit by its ``plan`` (:mod:`distboost.estimators.policy`):
+        cross-validated rounds and a refit, or one run on the training rows (early-stopped
+        and calibrated on the validation rows).
 
         Under ``location_start="auto"`` below :data:`AUTO_COMPARE_ROWS` training rows the
         fit is run with and without the location start; the start is kept when its
@@ -105,8 +103,8 @@ class FitRuns:
         is cheap there.  On near-deterministic data and on repeated records the
         location's fine leaves are tried the same way (:mod:`distboost.estimators.leaf_size`).
         """
-        compare = (location is not None and location["auto"]
-                   and len(y) < AUTO_COMPARE_ROWS)
+        mode = plan.validation
+        compare = plan.compare_location
         if mode == "cv":
             run = self._fit_cross_validated(family, X, y, sample_weight, context, seed,
                                             location)
@@ -192,10 +190,7 @@ class FitRuns:
         diff = (self._validation_losses(challenger, val, context)
                 - self._validation_losses(incumbent, val, context))
         w = np.ones(len(diff)) if val[2] is None else np.asarray(val[2], np.float64)
-        w = w / w.sum()
-        mean = float(w @ diff)
-        se = float(np.sqrt(w @ (diff - mean) ** 2 / max(len(diff) - 1, 1)))
-        return mean + se < 0.0
+        return float(w @ diff / w.sum() + paired_standard_error(diff, w)) < 0.0
 
     def _fine_leaves(self, run: Run, family, X, y, sample_weight, context, seed,
                             location) -> Run:

@@ -40,14 +40,14 @@ from .._validation import take_rows
 from ..families import get
 from .location_start import location_transform
 from .options import auto_tree_size
+from .policy import TUNING_MAX_ROWS as MAX_ROWS
+from .policy import paired_standard_error
 from .progress import task_bar
 
 __all__ = ["LARGE_LEAVES", "MAX_CANDIDATES", "MAX_ROWS", "SPACE", "candidates", "tune"]
 
 #: Candidate fits of one search (the estimator's own options among them).
 MAX_CANDIDATES = 8
-#: Training rows of a candidate fit (a seeded subsample above).
-MAX_ROWS = 5000
 #: The options searched and their values; ``location_start`` only for families it applies
 #: to (:mod:`distboost.estimators.location_start`).
 SPACE = {
@@ -121,15 +121,12 @@ def _choose(losses: list[np.ndarray], weights) -> tuple[int, np.ndarray, np.ndar
     """
     w = np.ones(len(losses[0])) if weights is None else np.asarray(weights, np.float64)
     w = w / w.sum()
-    n_eff = 1.0 / np.sum(w ** 2)
     scores, se = np.full(len(losses), np.inf), np.zeros(len(losses))
     for i, loss in enumerate(losses):
         if np.all(np.isfinite(loss)):
             scores[i] = float(w @ loss)
             if i and np.isfinite(scores[0]):
-                diff = loss - losses[0]
-                centred = diff - w @ diff
-                se[i] = float(np.sqrt((w @ centred ** 2) / max(n_eff - 1.0, 1.0)))
+                se[i] = float(paired_standard_error(loss - losses[0], w))
     best = int(np.argmin(scores))
     if best and np.isfinite(scores[0]) and scores[best] > scores[0] - se[best]:
         best = 0

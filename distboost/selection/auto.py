@@ -33,14 +33,13 @@ import torch
 
 from .. import families as _families
 from ..estimators.auto import set_family_chooser
-from ..estimators.options import resolve_n_estimators
+from ..estimators.policy import FAMILY_AUTO_MAX_ROWS as MAX_ROWS
+from ..estimators.policy import round_cap as resolve_n_estimators
 from .compare import _default_candidates, _target_kind, compare_families
 from .degeneracy import ATOM_SHARE
 
 __all__ = ["CV", "MAX_LEVELS", "MAX_ROUNDS", "MAX_ROWS", "candidates", "choose"]
 
-#: Rows of the comparison's subsample (drawn without replacement, seeded).
-MAX_ROWS = 1000
 #: Folds of the comparison.
 CV = 3
 #: Rounds of each comparison fit (at ``COMPARE_RATE``, early stopping on held-out rows).

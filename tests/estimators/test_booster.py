@@ -186,12 +186,12 @@ def test_eval_set_early_stopping_keeps_the_best_round():
 
 
 def test_auto_round_cap_is_the_large_one_only_with_validation_rows(monkeypatch):
-    from distboost.estimators import options
+    from distboost.estimators import policy
 
     # The caps and the row threshold made small, so that a few rounds show the rule.
-    monkeypatch.setattr(options, "AUTO_ROUNDS", 8)
-    monkeypatch.setattr(options, "AUTO_ROUNDS_STOPPED", 25)
-    monkeypatch.setattr(options, "CV_MAX_ROWS", 100)
+    monkeypatch.setattr(policy, "AUTO_ROUNDS", 8)
+    monkeypatch.setattr(policy, "AUTO_ROUNDS_STOPPED", 25)
+    monkeypatch.setattr(policy, "CV_MAX_ROWS", 100)
     X, y, _ = regression(300, 12)
     X_val, y_val, _ = regression(300, 13)
     kw = dict(n_estimators="auto", learning_rate=0.02, random_state=0)

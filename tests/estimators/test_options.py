@@ -139,13 +139,13 @@ def test_auto_round_cap_is_large_only_where_early_stopping_ends_a_large_fit():
 
 
 def test_auto_round_cap_reaches_the_fit_and_its_stop_line(monkeypatch, capsys):
-    from distboost.estimators import options
+    from distboost.estimators import policy
 
     # The caps and the row threshold made small, so that the wiring is tested in a few
     # rounds on a few rows.
-    monkeypatch.setattr(options, "AUTO_ROUNDS", 30)
-    monkeypatch.setattr(options, "AUTO_ROUNDS_STOPPED", 200)
-    monkeypatch.setattr(options, "CV_MAX_ROWS", 100)
+    monkeypatch.setattr(policy, "AUTO_ROUNDS", 30)
+    monkeypatch.setattr(policy, "AUTO_ROUNDS_STOPPED", 200)
+    monkeypatch.setattr(policy, "CV_MAX_ROWS", 100)
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(300, 1))
     y = np.sin(6 * X[:, 0]) + 0.01 * rng.normal(size=300)
