@@ -38,7 +38,9 @@ from the ``bench`` extra (statsforecast and mlforecast pin pandas < 3: run this 
 virtual environment of its own, ``make bench``); a missing peer leaves its rows out.
 
 Run: ``python benchmarks/forecasting_competitions.py [--panels m5 tourism m3] [--methods
-distboost AutoETS AutoARIMA mlforecast] [--csv FILE] [--out docs/benchmarks.md]``
+distboost AutoETS AutoARIMA mlforecast] [--csv FILE] [--out docs/benchmarks.md] [--include
+CSV ...]`` (``--include``: rows of earlier runs, e.g. the peers' from their own venv, for the
+methods not run now).
 """
 
 from __future__ import annotations
@@ -114,6 +116,9 @@ def run_distboost(panel: str, train, test) -> dict:
            "detail": {"strategy": fc.strategy_, "strategy_scores": fc.strategy_scores_,
                       "lags": list(fc.lags_), "rolling": list(fc.rolling_),
                       "scale": fc.scale_, "calibrated": fc.calibration_ is not None,
+                      "series_id": bool(fc.series_id_),
+                      "series_id_scores": None if fc.series_id_scores_ is None else {
+                          str(k): v for k, v in fc.series_id_scores_.items()},
                       "backtest_coverage_90": fc.calibration_coverage_,
                       "rounds": int(fc.model_.n_iter_)}}
     return out
@@ -289,9 +294,13 @@ def markdown(table: pd.DataFrame, argv) -> str:
 def main(argv=None) -> pd.DataFrame:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--panels", nargs="+", default=list(PANELS), choices=list(PANELS))
-    ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
+    ap.add_argument("--methods", nargs="*", default=list(METHODS), choices=list(METHODS),
+                    help="methods to run now (none: only the --include rows)")
     ap.add_argument("--csv", default=None)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--include", nargs="+", default=[],
+                    help="CSV files of earlier runs (a peer's venv, a slow method) whose rows "
+                         "for methods not run now join the table")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
@@ -305,10 +314,22 @@ def main(argv=None) -> pd.DataFrame:
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     table = pd.DataFrame(rows)
+    for path in args.include:  # rows measured earlier, for what was not run now
+        earlier = pd.read_csv(path)
+        done = set(zip(table.get("panel", []), table.get("method", []), strict=True))
+        keep = [(p, m) not in done and p in args.panels
+                for p, m in zip(earlier["panel"], earlier["method"], strict=True)]
+        table = pd.concat([table, earlier[keep]], ignore_index=True)
+    if len(table):
+        order = {p: i for i, p in enumerate(args.panels)}
+        table = table.sort_values("panel", key=lambda c: c.map(order), kind="stable")
     if args.csv:
         table.to_csv(args.csv, index=False)
     if args.out and len(table):
-        _sections.write(Path(args.out), "competitions", markdown(table, sys.argv[1:]))
+        start, end = "<!-- competitions:start -->", "<!-- competitions:end -->"
+        block = (f"{start}\n### Competition panels (`benchmarks/forecasting_competitions.py`)"
+                 f"\n\n{markdown(table, sys.argv[1:])}\n{end}")
+        _sections.write_section(Path(args.out), block, start, end)
     return table
 
 

@@ -17,6 +17,10 @@ and 168; daily 7 and 28; monthly 3 and 12; ...).  No lag or window may reach fur
 than the shortest series allows (:func:`longest_lag`: a series keeps at least half its
 values as training rows).  The scale window (:func:`scale_window`): a year of the frequency
 or the lags' reach if longer (M5: a year, 0.1689, against 0.1735 for the lags' 28 days).
+The series' id is a categorical feature (:func:`uses_series_id`) of an unscaled panel, where
+it carries each series' level; on a scaled panel the end-of-history backtest decides
+(:mod:`.end_backtest`), and without one the id stays out (a model that forecasts any series
+from its own history).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["season_of_freq", "detect_season", "auto_lags", "auto_windows", "longest_lag",
-           "scale_window", "MIN_ACF", "MAX_DETECTED"]
+           "scale_window", "uses_series_id", "MIN_ACF", "MAX_DETECTED"]
 
 #: A detected season's autocorrelation (of first differences, averaged over the series)
 #: must exceed this.
@@ -135,3 +139,9 @@ def scale_window(freq, memory: int, limit: int) -> int:
         return memory
     year = int(round(364 * 24 / hours)) if hours < 24 * 25 else int(round(365.25 * 24 / hours))
     return max(memory, min(year, limit))
+
+
+def uses_series_id(n_series: int, scaled: bool) -> bool:
+    """Whether the series' id enters as a categorical feature before any backtest (module
+    docstring): two or more series without scaling."""
+    return n_series > 1 and not scaled

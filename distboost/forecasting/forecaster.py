@@ -23,7 +23,7 @@ import pandas as pd
 from sklearn.exceptions import NotFittedError
 
 from ..estimators import DistributionalRegressor
-from ..estimators.rounds import CV_MAX_ROWS
+from ..estimators.policy import CV_MAX_ROWS
 from ..families import Censored, get
 from ..predictive import Predictive
 from .backtest import run_backtest
@@ -38,7 +38,7 @@ from .strategies import Contexts
 __all__ = ["Forecaster"]
 
 _OWN = ("family", "horizon", "lags", "rolling", "season_length", "date_features", "strategy",
-        "scale", "difference", "calibrate", "freq", "fill", "id_col", "time_col",
+        "scale", "series_id", "difference", "calibrate", "freq", "fill", "id_col", "time_col",
         "target_col", "n_paths", "random_state")
 #: The direct strategy trains on a seeded share of its (origin, step) rows: about this many
 #: times the rows of the recursive strategy (every origin once), not ``horizon`` times, and
@@ -79,6 +79,10 @@ class Forecaster:
         Scaling by the window (:mod:`~distboost.forecasting.scaling`): every row's lags and
         target divided by the mean absolute value of the values its lags read (counts: the
         lags only, and a ``log_scale`` feature).  "auto": on for two or more series.
+    series_id : "auto" or bool, default="auto"
+        The series' id as a categorical feature (several series).  "auto": on without
+        scaling; with it, the end-of-history backtest's choice (``series_id_``,
+        ``series_id_scores_``), else off.
     difference : bool, default=False
         Model ``y[t] - y[T]`` (``T`` the origin): lags and rolling means become relative to
         the last value, so that trees follow a trend.  Needs a location family on the real
@@ -114,6 +118,9 @@ class Forecaster:
     season_length_ : int
     scale_ : {"mean", "features", "none"}
         The scaling applied.
+    series_id_ : bool
+    series_id_scores_ : dict or None
+        Backtest scaled CRPS with (True) and without (False) the id, when "auto" chose.
     calibration_ : list of ndarray or None
         When the forecasts are recalibrated, the sorted PIT values behind each step's
         calibration map (neighbouring steps pooled to at least 50 values); else None.
@@ -144,8 +151,8 @@ class Forecaster:
 
     def __init__(self, family="normal", horizon: int = 1, lags="auto", *, rolling="auto",
                  season_length: int | None = None, date_features="auto", strategy: str = "auto",
-                 scale="auto", difference: bool = False, calibrate="auto", freq=None,
-                 fill: str = "raise", id_col: str = "id", time_col: str = "time",
+                 scale="auto", series_id="auto", difference: bool = False, calibrate="auto",
+                 freq=None, fill: str = "raise", id_col: str = "id", time_col: str = "time",
                  target_col="y", n_paths: int = 1000, random_state=0, **regressor_options):
         self.family = family
         self.horizon = horizon
@@ -155,6 +162,7 @@ class Forecaster:
         self.date_features = date_features
         self.strategy = strategy
         self.scale = scale
+        self.series_id = series_id
         self.difference = difference
         self.calibrate = calibrate
         self.freq = freq
@@ -308,12 +316,13 @@ class Forecaster:
                                           calibrate)
             if result is not None:
                 strategy = result.strategy
+                plan = dataclasses.replace(plan, series_id=result.series_id)
             elif strategy == "auto":
                 strategy = "recursive"  # too short a history to compare
         unscaled = plan.scale == "none" and not self.difference
         spec = FeatureSpec(lags=plan.lags, windows=plan.windows, calendar=plan.calendar,
                            strategy=strategy, horizon=horizon, difference=bool(self.difference),
-                           ids=list(panel.ids) if panel.n_series > 1 else None,
+                           ids=list(panel.ids) if plan.series_id else None,
                            exog=() if exog is None else tuple(exog.columns),
                            static=static_rows, scale=plan.scale,
                            scale_window=plan.scale_window,
@@ -340,11 +349,11 @@ class Forecaster:
         out.__dict__.update(
             model_=model, strategy_=strategy, spec_=spec, plan_=plan,
             lags_=plan.lags, rolling_=plan.windows, season_length_=plan.season_length,
-            scale_=plan.scale,
-            calibration_=None if result is None else result.tables,
-            calibration_coverage_=None if result is None else result.coverage,
-            copula_=None if result is None else result.copula,
-            strategy_scores_=None if result is None else result.scores,
+            scale_=plan.scale, series_id_=plan.series_id,
+            **{name: None if result is None else getattr(result, key) for name, key in (
+                ("calibration_", "tables"), ("calibration_coverage_", "coverage"),
+                ("copula_", "copula"), ("strategy_scores_", "scores"),
+                ("series_id_scores_", "id_scores"))},
             feature_names_=list(X.columns), freq_=panel.freq, ids_=list(panel.ids),
             single_=panel.single, history_=panel.tail(spec.context),
             datetime_=panel.datetime)

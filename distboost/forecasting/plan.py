@@ -23,6 +23,7 @@ from .defaults import (
     longest_lag,
     scale_window,
     season_of_freq,
+    uses_series_id,
 )
 from .features import CALENDAR, auto_calendar
 from .scaling import SCALES, scaling_kind
@@ -57,6 +58,8 @@ class ForecastPlan:
     scale_window : int
         The values behind a row's scale factor (:func:`~distboost.forecasting.defaults.
         scale_window`).
+    series_id : bool
+        Whether the series' id is a categorical feature.
     """
 
     horizon: int
@@ -66,6 +69,7 @@ class ForecastPlan:
     season_length: int
     scale: str
     scale_window: int
+    series_id: bool = False
 
     @property
     def memory(self) -> int:
@@ -97,6 +101,9 @@ def check_settings(fc) -> dict:
         raise ValueError(f"calibrate must be True, False or 'auto'; got {fc.calibrate!r}.")
     if not any(fc.scale is s or (isinstance(s, str) and fc.scale == s) for s in SCALES):
         raise ValueError(f"scale must be 'auto', True or False; got {fc.scale!r}.")
+    if not (isinstance(fc.series_id, bool | np.bool_)
+            or (isinstance(fc.series_id, str) and fc.series_id == "auto")):
+        raise ValueError(f"series_id must be True, False or 'auto'; got {fc.series_id!r}.")
     if fc.fill not in FILLS:
         raise ValueError(f"fill must be one of {list(FILLS)}; got {fc.fill!r}.")
     n = fc.n_paths
@@ -147,7 +154,11 @@ def make_plan(fc, panel: Panel) -> ForecastPlan:
         raise ValueError(f"scale=True cannot rescale the bounds of censored family "
                          f"{get(fc.family).name!r}; use scale=False.")
     memory = max(max(lags), max(windows, default=0))
+    scaled = on and kind != "none"
+    ids = (uses_series_id(panel.n_series, scaled) if isinstance(fc.series_id, str)
+           else bool(fc.series_id) and panel.n_series > 1)
     return ForecastPlan(horizon=horizon, lags=tuple(lags), windows=tuple(windows),
                         calendar=tuple(cal), season_length=int(season),
                         scale=kind if on else "none",
-                        scale_window=scale_window(panel.freq, memory, limit))
+                        scale_window=scale_window(panel.freq, memory, limit),
+                        series_id=ids)

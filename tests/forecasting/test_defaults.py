@@ -16,6 +16,7 @@ from distboost.forecasting.defaults import (
     longest_lag,
     scale_window,
     season_of_freq,
+    uses_series_id,
 )
 from distboost.forecasting.plan import make_plan
 
@@ -79,3 +80,30 @@ def test_the_plan_of_a_panel_says_what_auto_chose():
         make_plan(Forecaster(horizon=3, season_length=300), to_panel(ints))
     with pytest.raises(ValueError, match="season_length must be an integer >= 1"):
         Forecaster(season_length=0).fit(ints)
+
+
+def test_the_series_id_is_chosen_by_the_backtest_on_a_scaled_panel():
+    assert uses_series_id(3, scaled=False)  # the id carries each series' level
+    assert not uses_series_id(3, scaled=True) and not uses_series_id(1, scaled=False)
+    t = pd.date_range("2020-01-01", periods=80, freq="D")
+    y = {k: pd.Series(np.arange(80.0) + i, index=t) for i, k in enumerate("ab")}
+    opts = dict(horizon=3, calibrate=False, strategy="recursive", n_estimators=3,
+                early_stopping=False, n_paths=10)
+    fc = Forecaster(**opts).fit(y)  # no backtest: the rule
+    assert not fc.series_id_ and "series_id" not in fc.feature_names_
+    assert fc.series_id_scores_ is None
+    assert Forecaster(scale=False, **opts).fit(y).series_id_
+    forced = Forecaster(series_id=True, **opts).fit(y)
+    assert forced.series_id_ and "series_id" in forced.feature_names_
+    # Each series peaks on its own weekday: only the id tells the trees which (one lag, the
+    # weekday as the calendar), and the backtest keeps it.
+    rng = np.random.default_rng(0)
+    t = pd.date_range("2020-01-01", periods=300, freq="D")
+    peaks = {"a": 0, "b": 3, "c": 5}
+    y = {k: pd.Series(10 + 4 * (t.day_of_week == d) + rng.normal(0, 0.5, 300), index=t)
+         for k, d in peaks.items()}
+    fc = Forecaster(horizon=3, lags=[1], rolling=(), date_features=["dayofweek"],
+                    strategy="direct", calibrate=False, n_estimators=60,
+                    early_stopping=False).fit(y)
+    assert fc.series_id_ and "series_id" in fc.feature_names_
+    assert fc.series_id_scores_[True] < 0.8 * fc.series_id_scores_[False]

@@ -55,9 +55,13 @@ def test_auto_backtests_both_strategies_and_every_choice_gives_paths(panel, monk
     scores = fc.strategy_scores_
     assert set(scores) == {"recursive", "direct"}
     assert fc.strategy_ == min(scores, key=scores.get)
-    (s1, n1, p1, _), (s2, n2, p2, _) = seen
+    (s1, n1, p1, _), (s2, n2, p2, _), (s3, n3, _, _) = seen
     assert (s1, s2) == ("recursive", "direct")
     assert n1 == min(PATH_CONTEXTS, n2) and p1 == 50  # the recursive scored on a subset
+    # then the chosen strategy with the series' id flipped, on the same contexts
+    assert s3 == fc.strategy_ and n3 == {"recursive": n1, "direct": n2}[s3]
+    assert set(fc.series_id_scores_) == {True, False}
+    assert fc.series_id_ == (fc.series_id_scores_[True] < fc.series_id_scores_[False])
     assert fc.calibration_coverage_ is not None
     for strategy in ("recursive", "direct"):
         fitted = Forecaster(horizon=5, strategy=strategy, **QUICK).fit(panel)

@@ -35,7 +35,7 @@ def fitted(kind="plain"):
         elif kind == "exog":
             _cache[kind] = F().fit(Y, X=pd.DataFrame({"x": np.arange(60.0)}, index=T))
         elif kind == "ids":
-            _cache[kind] = F().fit({"a": Y, "b": Y + 1})
+            _cache[kind] = F(series_id=True).fit({"a": Y, "b": Y + 1})
     return _cache[kind]
 
 
@@ -143,6 +143,8 @@ CASES = {
         r"60..60 values give fewer"),
     "calibrate not a bool": (lambda: F(calibrate="yes").fit(Y), ValueError,
                              r"calibrate must be True, False or 'auto'; got 'yes'"),
+    "series_id not a bool": (lambda: F(series_id="yes").fit(Y), ValueError,
+                             r"series_id must be True, False or 'auto'; got 'yes'"),
     "calibration of a law with a point mass": (
         lambda: F(family="zero_adjusted_gamma", calibrate=True).fit(Y.abs()), ValueError,
         r"calibrate=True is not built for family 'zero_adjusted_gamma': a law with a point "
