@@ -27,3 +27,10 @@ __all__ = [
     "families", "links", "load", "metrics", "plot",
     "__version__",
 ]
+
+
+def __dir__() -> list[str]:
+    """The public names (``dir(db)``, a notebook's completion): ``__all__``, not the
+    subpackages Python imported on the way (``distboost.estimators``, ``.boosting``, ...),
+    which stay importable by their full names."""
+    return sorted(__all__)

@@ -329,3 +329,12 @@ def test_test_modules_have_unique_basenames():
     for path in sorted((PACKAGE.parent / "tests").rglob("test_*.py")):
         seen.setdefault(path.name, []).append(str(path.relative_to(PACKAGE.parent)))
     assert not {k: v for k, v in seen.items() if len(v) > 1}
+
+
+def test_dir_of_the_package_shows_its_public_names_only():
+    import distboost as db
+
+    names = dir(db)
+    assert names == sorted(db.__all__) and "Forecaster" in names and "plot" in names
+    assert not {"estimators", "boosting", "objective", "_validation"} & set(names)
+    assert all(hasattr(db, n) for n in names)
