@@ -9,6 +9,7 @@ one and those of its backtests) then follows.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from numbers import Integral
 
@@ -26,7 +27,7 @@ from .defaults import (
     uses_series_id,
 )
 from .features import CALENDAR, auto_calendar
-from .scaling import SCALES, scaling_kind
+from .scaling import MIN_SPREAD, SCALES, flat_series, scaling_kind
 
 __all__ = ["ForecastPlan", "check_settings", "make_plan", "STRATEGIES"]
 
@@ -155,6 +156,8 @@ def make_plan(fc, panel: Panel) -> ForecastPlan:
                          f"{get(fc.family).name!r}; use scale=False.")
     memory = max(max(lags), max(windows, default=0))
     scaled = on and kind != "none"
+    if kind == "mean" and on:
+        _warn_flat(panel)
     ids = (uses_series_id(panel.n_series, scaled) if isinstance(fc.series_id, str)
            else bool(fc.series_id) and panel.n_series > 1)
     return ForecastPlan(horizon=horizon, lags=tuple(lags), windows=tuple(windows),
@@ -162,3 +165,20 @@ def make_plan(fc, panel: Panel) -> ForecastPlan:
                         scale=kind if on else "none",
                         scale_window=scale_window(panel.freq, memory, limit),
                         series_id=ids)
+
+
+def _warn_flat(panel: Panel) -> None:
+    """Warn about the series scaling by the window cannot resolve (:mod:`.scaling`)."""
+    flat, spread = flat_series(np.asarray(panel.values, np.float64), panel.offsets)
+    if not flat.size:
+        return
+    names = [panel.ids[i] for i in flat[:5]]
+    warnings.warn(
+        f"Forecaster: scaling by the window divides every series by its level, and "
+        f"{flat.size} of the {panel.n_series} series ({names}{' ...' if flat.size > 5 else ''})"
+        f" {'varies' if flat.size == 1 else 'vary'} by less than {MIN_SPREAD:.1%} of it "
+        f"(standard deviation {float(spread[0]):.1e} of the mean absolute value for "
+        f"{names[0]!r}): the trees cannot resolve "
+        "that variation, and their forecasts come out far too wide or off-centre.  Subtract "
+        "each series' offset (e.g. its first value or mean) before fitting, or use "
+        "scale=False.", UserWarning, stacklevel=5)

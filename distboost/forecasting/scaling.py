@@ -20,6 +20,12 @@ rolling window):
 * ``"none"``: the values as they are (one series, or ``scale=False``, or a censored family,
   whose bounds keep their units).
 
+A series whose values vary by less than :data:`MIN_SPREAD` of their level (a level offset
+by ``1e9``, readings in Kelvin) keeps almost none of its variation after the division: the
+trees' splits cannot resolve it, and its forecasts come out far too wide or off-centre.
+:func:`flat_series` finds such series, and the forecaster warns naming them (subtracting
+the offset, or ``scale=False``, is the remedy; constant series are exact and not named).
+
 Nothing is fitted: the scale of a row is a function of its window, the same in training,
 in a backtest and in a forecast from any ``y_hist``, and a recursive path rescales at every
 step from its own window.  Scaling is exact: a series multiplied by 1,000 gives every row the
@@ -33,11 +39,15 @@ import numpy as np
 
 from ..families import Censored
 
-__all__ = ["scaling_kind", "factor_of", "window_factors", "SCALES"]
+__all__ = ["scaling_kind", "factor_of", "window_factors", "flat_series", "SCALES",
+           "MIN_SPREAD"]
 
 #: The values of ``Forecaster(scale=...)``: "auto" (scaling by the window for a panel of two
 #: or more series, none for one), True (always), False or None (never).
 SCALES = ("auto", True, False, None)
+#: A series whose standard deviation is below this share of its mean absolute value (and
+#: above 0) is named by :func:`flat_series` (M3's flattest monthly series: 0.012).
+MIN_SPREAD = 1e-3
 
 
 def scaling_kind(family) -> str:
@@ -73,3 +83,18 @@ def window_factors(kind: str, values: np.ndarray, origins: np.ndarray, window: i
         lo = np.maximum(lo, starts)
     level = (c[origins + 1] - c[lo]) / (origins + 1 - lo)
     return factor_of(kind, level)
+
+
+def flat_series(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Positions of the series (``values[offsets[s]:offsets[s + 1]]``) whose standard
+    deviation lies in ``(0, MIN_SPREAD x mean |value|)``, and each one's relative spread:
+    ``(positions, spreads)``."""
+    n = np.diff(offsets)
+    starts = offsets[:-1]
+    mean = np.add.reduceat(values, starts) / n
+    level = np.add.reduceat(np.abs(values), starts) / n
+    var = np.add.reduceat((values - np.repeat(mean, n)) ** 2, starts) / n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        spread = np.sqrt(var) / level
+    flat = np.flatnonzero((var > 0.0) & (spread < MIN_SPREAD))
+    return flat, spread[flat]

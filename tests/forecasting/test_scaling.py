@@ -4,6 +4,8 @@ exactly with its series (issue 47, item 2)."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -17,7 +19,12 @@ from distboost.forecasting.features import (
     last_values,
     training_rows,
 )
-from distboost.forecasting.scaling import factor_of, scaling_kind, window_factors
+from distboost.forecasting.scaling import (
+    factor_of,
+    flat_series,
+    scaling_kind,
+    window_factors,
+)
 
 T = pd.date_range("2024-01-01", periods=120, freq="D")
 
@@ -117,12 +124,32 @@ def test_scaling_puts_small_and_large_series_in_one_model(panel):
         scaled.loc[small, "q0.5"] - panel["small"].mean()).max()
 
 
-def test_constant_and_all_zero_series_get_sane_forecasts(panel):
+def test_constant_and_all_zero_series_get_sane_forecasts(panel, recwarn):
     idx = panel["mid"].index
     data = {**panel, "flat": pd.Series(7.0, index=idx), "zero": pd.Series(0.0, index=idx)}
     fc = Forecaster(family="normal", horizon=3, strategy="direct", calibrate=False,
                     n_estimators=30, early_stopping=False).fit(data)
+    assert not [w for w in recwarn if "cannot resolve" in str(w.message)]
     q = fc.predict_quantiles([0.1, 0.5, 0.9]).set_index("id")
     assert np.isfinite(q.to_numpy(dtype=float)[:, 1:]).all()
     assert q.loc["flat", "q0.5"].between(5.0, 9.0).all()
     assert q.loc["zero", "q0.5"].abs().max() < 1.0
+
+
+def test_a_series_flat_against_its_offset_is_named():
+    values = np.r_[np.arange(10.0), np.full(10, 7.0), 1e9 + np.arange(10.0), np.zeros(10)]
+    flat, spread = flat_series(values, np.array([0, 10, 20, 30, 40]))
+    assert flat.tolist() == [2] and spread[0] == pytest.approx(np.std(np.arange(10.0)) / (
+        1e9 + 4.5))
+    rng = np.random.default_rng(0)
+    t = pd.date_range("2020-01-01", periods=120, freq="D")
+    y = {"a": pd.Series(10 + rng.normal(0, 1, 120), index=t),
+         "big": pd.Series(1e9 + rng.normal(0, 1e3, 120), index=t)}
+    opts = dict(horizon=3, strategy="recursive", calibrate=False, n_estimators=5,
+                early_stopping=False, n_paths=10)
+    with pytest.warns(UserWarning, match=r"1 of the 2 series \(\['big'\]\) varies by less "
+                      r"than 0.1% of it .* or use scale=False"):
+        Forecaster(**opts).fit(y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Forecaster(scale=False, **opts).fit(y)  # no division: nothing to say
