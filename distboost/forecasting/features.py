@@ -29,10 +29,10 @@ import numpy as np
 import pandas as pd
 
 from .data import Panel
-from .scaling import factor_of, window_factors
+from .scaling import SHIFTED, factor_of, window_scales
 
 __all__ = ["FeatureSpec", "CALENDAR", "auto_calendar", "training_rows", "design",
-           "window_features", "buffer_factors", "last_values"]
+           "window_features", "buffer_scales", "last_values"]
 
 #: Calendar columns by name: a function of a DatetimeIndex.
 CALENDAR = {
@@ -96,14 +96,15 @@ class FeatureSpec:
         Subtracted from the lag and rolling-mean columns (without ``difference``): the
         median of the training values, so that a series far from 0 (an offset of 1e9) keeps
         the resolution of its lags in the trees' histogram bins.
-    scale : {"mean", "features", "none"}
+    scale : {"mean", "standard", "features", "none"}
         Scaling by the window (:mod:`distboost.forecasting.scaling`): each row's lag and
-        rolling columns are divided by its factor (and, under "mean", its target);
-        "features" adds the column ``log_scale``.
+        rolling columns are divided by its factor (and, under "mean" and "standard", its
+        target; "standard" subtracts the window's mean first); "features" adds the column
+        ``log_scale``.
     scale_window : int
         The values behind a row's factor (0: the lags' reach, ``memory``).
     target_range : (float, float) or None
-        The range of the training targets in the model's units: under "mean" scaling a
+        The range of the training targets in the model's units: under scaling (``SHIFTED``) a
         recursive path's draws are kept inside it (:func:`~distboost.forecasting.strategies.
         simulate`).
     """
@@ -151,7 +152,8 @@ class FeatureSpec:
 
 
 def design(spec: FeatureSpec, *, lag, target_lag, rolls, step, times, series,
-           exog: pd.DataFrame | None, factor: np.ndarray | None = None) -> pd.DataFrame:
+           exog: pd.DataFrame | None, factor: np.ndarray | None = None,
+           shift: np.ndarray | None = None) -> pd.DataFrame:
     """The feature frame of ``R`` rows.
 
     Parameters
@@ -167,10 +169,11 @@ def design(spec: FeatureSpec, *, lag, target_lag, rolls, step, times, series,
     series : ndarray (R,) of int
         Series numbers (positions in ``spec.ids`` / ``spec.static``).
     exog : DataFrame of R rows or None
-    factor : ndarray (R,), optional
-        Each row's scale factor (:mod:`distboost.forecasting.scaling`; 1 when None).
+    factor, shift : ndarray (R,), optional
+        Each row's scale factor and shift (:mod:`distboost.forecasting.scaling`; 1 and
+        ``spec.level`` when None).
     """
-    base = lag(1) if spec.difference else spec.level
+    base = lag(1) if spec.difference else spec.level if shift is None else shift
     f = 1.0 if factor is None or spec.scale == "none" else np.asarray(factor, np.float64)
     cols: dict[str, object] = {}
     if spec.ids is not None:
@@ -181,11 +184,14 @@ def design(spec: FeatureSpec, *, lag, target_lag, rolls, step, times, series,
         cols[f"target_lag_{k}"] = (target_lag(k) - base) / f
     for w in spec.windows:
         mean, std = rolls[w]
-        if not (spec.scale == "mean" and w == spec.factor_window and not spec.difference):
+        own = w == spec.factor_window and not spec.difference
+        if not (spec.scale in SHIFTED and own):
             # (the mean of the scale window over its mean absolute value: 1 for a positive
-            # series up to rounding, on which trees split and then extrapolate wildly)
+            # series up to rounding, on which trees split and then extrapolate wildly; 0
+            # under "standard", as the standard deviation is 1)
             cols[f"roll_mean_{w}"] = (mean - base) / f
-        cols[f"roll_std_{w}"] = std / f
+        if not (spec.scale == "standard" and own):
+            cols[f"roll_std_{w}"] = std / f
     if spec.strategy == "direct":
         cols["step"] = np.asarray(step, dtype=np.float64)
     for name in spec.calendar:
@@ -241,8 +247,8 @@ def training_rows(spec: FeatureSpec, panel: Panel, exog: pd.DataFrame | None,
     -------
     X : DataFrame
     y : ndarray of shape (R,), or (R, 2) bounds of a censored history
-        The target in the model's units (divided by the row's factor under ``spec.scale``
-        "mean").
+        The target in the model's units (less the row's shift and divided by its factor
+        under ``spec.scale`` "mean" or "standard").
     target : ndarray of shape (R,)
         The flat index (in ``panel``) of every row's target value.
     """
@@ -257,8 +263,9 @@ def training_rows(spec: FeatureSpec, panel: Panel, exog: pd.DataFrame | None,
     origin = target - step
     values = panel.values
     series = panel.series_of[target]
-    factor = window_factors(spec.scale, values, origin, spec.factor_window,
-                            panel.offsets[series])
+    centre = np.repeat(values[panel.offsets[:-1]], panel.lengths)
+    shift, factor = window_scales(spec.scale, values, origin, spec.factor_window,
+                                  panel.offsets[series], centre)
 
     def lag(j):
         return values[origin + 1 - j]
@@ -272,26 +279,32 @@ def training_rows(spec: FeatureSpec, panel: Panel, exog: pd.DataFrame | None,
     X = design(spec, lag=lag, target_lag=target_lag,
                rolls=_rolling(values, panel, origin, spec.windows), step=step,
                times=panel.times[target], series=series,
-               exog=None if exog is None else exog.iloc[target], factor=factor)
+               exog=None if exog is None else exog.iloc[target], factor=factor,
+               shift=shift if spec.scale == "standard" else None)
     y = (panel.values if panel.bounds is None else panel.bounds)[target]
     two = y.ndim == 2
     if spec.difference:
         y = y - (values[origin][:, None] if two else values[origin])
-    if spec.scale == "mean":
-        y = y / (factor[:, None] if two else factor)
+    if spec.scale in SHIFTED:
+        y = (y - (shift[:, None] if two else shift)) / (factor[:, None] if two else factor)
     return X, y, target
 
 
-def buffer_factors(spec: FeatureSpec, buf: np.ndarray) -> np.ndarray:
-    """The scale factor of each row of a buffer ``buf`` (R, context) of raw values (the
-    origin's value last; NaN before a series' start), as :func:`training_rows` computes it
-    at an origin."""
-    window = np.abs(buf[:, buf.shape[1] - spec.factor_window:])
-    return factor_of(spec.scale, np.nanmean(window, axis=1))
+def buffer_scales(spec: FeatureSpec, buf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The scale shift and factor of each row of a buffer ``buf`` (R, context) of raw values
+    (the origin's value last; NaN before a series' start), as :func:`training_rows` computes
+    them at an origin."""
+    window = buf[:, buf.shape[1] - spec.factor_window:]
+    if spec.scale == "standard":
+        sd = np.nanstd(window, axis=1)
+        return np.nanmean(window, axis=1), np.where(sd > 0.0, sd, 1.0)
+    return (np.zeros(buf.shape[0]),
+            factor_of(spec.scale, np.nanmean(np.abs(window), axis=1)))
 
 
 def window_features(spec: FeatureSpec, buf: np.ndarray, *, step: int | np.ndarray,
-                    times, series, exog, factor: np.ndarray | None = None) -> pd.DataFrame:
+                    times, series, exog, factor: np.ndarray | None = None,
+                    shift: np.ndarray | None = None) -> pd.DataFrame:
     """Feature rows from the last ``memory`` values of each row, ``buf`` (R, M) (the origin's
     value in the last column), for steps ``step`` (an int, or one per row)."""
     m = buf.shape[1]
@@ -309,7 +322,8 @@ def window_features(spec: FeatureSpec, buf: np.ndarray, *, step: int | np.ndarra
     rolls = {w: (buf[:, m - w:].mean(axis=1), buf[:, m - w:].std(axis=1))
              for w in spec.windows}
     return design(spec, lag=lag, target_lag=target_lag, rolls=rolls, step=step, times=times,
-                  series=series, exog=exog, factor=factor)
+                  series=series, exog=exog, factor=factor,
+                  shift=shift if spec.scale == "standard" else None)
 
 
 def last_values(values: np.ndarray, starts: np.ndarray, ends: np.ndarray, width: int

@@ -33,6 +33,7 @@ from .end_backtest import end_origins, run_end_backtest
 from .features import FeatureSpec, last_values, training_rows
 from .forecasts import marginals, paths
 from .plan import ForecastPlan, check_settings, make_plan
+from .scaling import SHIFTED
 from .strategies import Contexts
 
 __all__ = ["Forecaster"]
@@ -75,10 +76,12 @@ class Forecaster:
     strategy : {"auto", "recursive", "direct"}, default="auto"
         See the module docstring; "auto" keeps the one with the lower scaled CRPS in a
         backtest on the end of the history (``strategy_scores_``).
-    scale : "auto", bool, default="auto"
+    scale : "auto", "standard" or bool, default="auto"
         Scaling by the window (:mod:`~distboost.forecasting.scaling`): every row's lags and
         target divided by the mean absolute value of the values its lags read (counts: the
         lags only, and a ``log_scale`` feature).  "auto": on for two or more series.
+        "standard": less the window's mean, over its standard deviation (real-line families;
+        series far from 0, such as an offset of ``1e9``).
     series_id : "auto" or bool, default="auto"
         The series' id as a categorical feature (several series).  "auto": on without
         scaling; with it, the end-of-history backtest's choice (``series_id_``,
@@ -116,8 +119,7 @@ class Forecaster:
         when ``strategy="auto"`` chose.
     lags_, rolling_ : tuple of int
     season_length_ : int
-    scale_ : {"mean", "features", "none"}
-        The scaling applied.
+    scale_ : {"mean", "standard", "features", "none"}
     series_id_ : bool
     series_id_scores_ : dict or None
         Backtest scaled CRPS with (True) and without (False) the id, when "auto" chose.
@@ -333,7 +335,7 @@ class Forecaster:
             cap = max(DIRECT_ROWS * origins, DIRECT_MIN_ROWS)
         X, target, rows = training_rows(spec, panel, exog, max_rows=cap,
                                         seed=_seed(self.random_state))
-        if spec.scale == "mean":
+        if spec.scale in SHIFTED:
             spec = dataclasses.replace(spec, target_range=(float(np.min(target)),
                                                            float(np.max(target))))
         if isinstance(get(self.family), Censored) and target.ndim == 1:
@@ -359,8 +361,7 @@ class Forecaster:
             datetime_=panel.datetime)
         return out
 
-    def _validation_rows(self, panel: Panel, rows: np.ndarray,
-                         strategy: str) -> np.ndarray | None:
+    def _validation_rows(self, panel: Panel, rows: np.ndarray, strategy: str):
         """The rows early stopping judges under the default early stopping (None: the
         regressor's own choice, or the options choose otherwise): the rows whose target lies
         in the last ``validation_fraction`` of its series, except for the recursive strategy
@@ -391,8 +392,7 @@ class Forecaster:
     def _series_codes(self, panel: Panel) -> np.ndarray:
         """The fitted series number of each series of ``panel`` (ValueError for unknown
         ids when the model uses the id or static features)."""
-        uses_ids = self.spec_.ids is not None or self.spec_.static is not None
-        if not uses_ids:
+        if self.spec_.ids is None and self.spec_.static is None:  # no id is read
             return np.zeros(panel.n_series, dtype=np.int64)
         known = {k: i for i, k in enumerate(self.ids_)}
         fitted_on = f"{self.ids_[:10]}{' ...' if len(self.ids_) > 10 else ''}"

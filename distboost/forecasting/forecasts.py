@@ -17,17 +17,19 @@ from ..families import Affine
 from ..predictive import Predictive
 from .calibration import calibrate_direct, calibrate_paths, calibrate_scores
 from .copula import copula_paths
+from .scaling import SHIFTED
 from .strategies import Contexts, direct_dist, empirical, simulate
 
 __all__ = ["marginals", "paths", "scored"]
 
 
-def _in_units(fc, dist: Predictive, factor: np.ndarray, index=None) -> Predictive:
-    """A Predictive in the model's units in the series' units: the law of ``factor * Z``
-    under scaling by the window's mean (:mod:`.scaling`), as it is otherwise."""
-    if fc.spec_.scale != "mean":
+def _in_units(fc, dist: Predictive, shift: np.ndarray, factor: np.ndarray,
+              index=None) -> Predictive:
+    """A Predictive in the model's units in the series' units: the law of ``shift + factor
+    * Z`` under scaling by the window (:mod:`.scaling`), as it is otherwise."""
+    if fc.spec_.scale not in SHIFTED:
         return Predictive(dist.family, dist.params, index=index)
-    params = {**dist.params, "shift": np.zeros_like(factor), "factor": factor}
+    params = {**dist.params, "shift": shift, "factor": factor}
     return Predictive(Affine(dist.family), params, index=index)
 
 
@@ -36,10 +38,10 @@ def marginals(fc, ctx: Contexts, datetime: bool, index=None) -> Predictive:
     forecaster is, in the series' units: the direct strategy's exact marginals, or the
     empirical marginals of ``fc.n_paths`` recursive paths."""
     if fc.strategy_ == "direct":
-        dist, factor = direct_dist(fc.model_, fc.spec_, ctx, datetime)
+        dist, shift, factor = direct_dist(fc.model_, fc.spec_, ctx, datetime)
         if fc.calibration_ is not None:
             dist = calibrate_direct(dist, fc.calibration_, len(ctx))
-        return _in_units(fc, dist, factor, index)
+        return _in_units(fc, dist, shift, factor, index)
     sims = paths(fc, ctx, datetime, fc.n_paths, fc.random_state)
     return empirical(sims, fc.model_.family_, index=index)
 

@@ -101,7 +101,7 @@ def check_settings(fc) -> dict:
             or (isinstance(fc.calibrate, str) and fc.calibrate == "auto")):
         raise ValueError(f"calibrate must be True, False or 'auto'; got {fc.calibrate!r}.")
     if not any(fc.scale is s or (isinstance(s, str) and fc.scale == s) for s in SCALES):
-        raise ValueError(f"scale must be 'auto', True or False; got {fc.scale!r}.")
+        raise ValueError(f"scale must be 'auto', 'standard', True or False; got {fc.scale!r}.")
     if not (isinstance(fc.series_id, bool | np.bool_)
             or (isinstance(fc.series_id, str) and fc.series_id == "auto")):
         raise ValueError(f"series_id must be True, False or 'auto'; got {fc.series_id!r}.")
@@ -149,8 +149,12 @@ def make_plan(fc, panel: Panel) -> ForecastPlan:
         cal = auto_calendar(panel.freq)
     if cal and not panel.datetime:
         raise ValueError(f"date_features {list(cal)} need dates; y has integer times.")
-    kind = scaling_kind(get(fc.family))
-    on = fc.scale is True or (isinstance(fc.scale, str) and panel.n_series > 1)
+    kind = scaling_kind(get(fc.family), fc.scale)
+    on = (fc.scale is True or (isinstance(fc.scale, str) and panel.n_series > 1)
+          or kind == "standard")
+    if kind == "standard" and fc.difference:
+        raise ValueError("scale='standard' and difference=True both take each series' level "
+                         "out of its values: use one of them.")
     if fc.scale is True and kind == "none":
         raise ValueError(f"scale=True cannot rescale the bounds of censored family "
                          f"{get(fc.family).name!r}; use scale=False.")
@@ -179,6 +183,6 @@ def _warn_flat(panel: Panel) -> None:
         f" {'varies' if flat.size == 1 else 'vary'} by less than {MIN_SPREAD:.1%} of it "
         f"(standard deviation {float(spread[0]):.1e} of the mean absolute value for "
         f"{names[0]!r}): the trees cannot resolve "
-        "that variation, and their forecasts come out far too wide or off-centre.  Subtract "
-        "each series' offset (e.g. its first value or mean) before fitting, or use "
-        "scale=False.", UserWarning, stacklevel=5)
+        "that variation, and their forecasts come out far too wide or off-centre.  Use "
+        "scale='standard' (less the window's mean, over its standard deviation), or subtract "
+        "each series' offset before fitting.", UserWarning, stacklevel=5)

@@ -17,14 +17,19 @@ rolling window):
 * ``"features"`` (count families): the target keeps its counts (a count law is not
   scale-free); the lag and rolling features are divided by ``1 + s`` (DeepAR's scale), and
   the feature ``log_scale = log(1 + s)`` tells the trees the level;
+* ``"standard"`` (``scale="standard"``, families on the real line): the features and the
+  target less the window's mean, divided by its standard deviation (1 where it is 0), and the
+  forecast of ``Z`` goes back as the law of ``mean + sd Z``: a series offset by ``1e9``
+  keeps its resolution, where the division by its level would flatten it;
 * ``"none"``: the values as they are (one series, or ``scale=False``, or a censored family,
   whose bounds keep their units).
 
 A series whose values vary by less than :data:`MIN_SPREAD` of their level (a level offset
 by ``1e9``, readings in Kelvin) keeps almost none of its variation after the division: the
 trees' splits cannot resolve it, and its forecasts come out far too wide or off-centre.
-:func:`flat_series` finds such series, and the forecaster warns naming them (subtracting
-the offset, or ``scale=False``, is the remedy; constant series are exact and not named).
+:func:`flat_series` finds such series, and the forecaster warns naming them
+(``scale="standard"``, or subtracting the offset, is the remedy; constant series are exact
+and not named).
 
 Nothing is fitted: the scale of a row is a function of its window, the same in training,
 in a backtest and in a forecast from any ``y_hist``, and a recursive path rescales at every
@@ -39,21 +44,34 @@ import numpy as np
 
 from ..families import Censored
 
-__all__ = ["scaling_kind", "factor_of", "window_factors", "flat_series", "SCALES",
-           "MIN_SPREAD"]
+__all__ = ["scaling_kind", "factor_of", "window_factors", "window_scales", "flat_series",
+           "SCALES", "MIN_SPREAD", "SHIFTED"]
 
 #: The values of ``Forecaster(scale=...)``: "auto" (scaling by the window for a panel of two
 #: or more series, none for one), True (always), False or None (never).
-SCALES = ("auto", True, False, None)
+SCALES = ("auto", "standard", True, False, None)
+#: The kinds whose forecast goes back as the law of ``shift + factor * Z`` (the target is in
+#: the window's units).
+SHIFTED = ("mean", "standard")
 #: A series whose standard deviation is below this share of its mean absolute value (and
 #: above 0) is named by :func:`flat_series` (M3's flattest monthly series: 0.012).
 MIN_SPREAD = 1e-3
 
 
-def scaling_kind(family) -> str:
-    """How a family's forecasts are scaled: "mean", "features" or "none" (module
-    docstring)."""
-    if isinstance(family, Censored) or getattr(family, "kind", "") == "censored":
+def scaling_kind(family, asked=None) -> str:
+    """How a family's forecasts are scaled: "mean", "standard", "features" or "none" (module
+    docstring); ``asked="standard"`` raises ValueError for a family not on the real line."""
+    censored = isinstance(family, Censored) or getattr(family, "kind", "") == "censored"
+    if isinstance(asked, str) and asked == "standard":
+        s = family.support
+        if censored or family.discrete or np.isfinite(s.low) or np.isfinite(s.high):
+            raise ValueError(
+                f"scale='standard' subtracts each window's mean, which only a continuous "
+                f"family on the whole real line keeps in its support; family "
+                f"{family.name!r} has the support {s}: use scale='auto' (division by the "
+                "window's level) or a family such as 'normal' or 'studentt'.")
+        return "standard"
+    if censored:
         return "none"
     return "features" if family.discrete else "mean"
 
@@ -83,6 +101,25 @@ def window_factors(kind: str, values: np.ndarray, origins: np.ndarray, window: i
         lo = np.maximum(lo, starts)
     level = (c[origins + 1] - c[lo]) / (origins + 1 - lo)
     return factor_of(kind, level)
+
+
+def window_scales(kind: str, values: np.ndarray, origins: np.ndarray, window: int,
+                  starts: np.ndarray, centre: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(shift, factor)`` of every origin: 0 and :func:`window_factors` but under
+    "standard", the mean and standard deviation (1 where 0) of the ``window`` values ending
+    at it, cut at its series' start ``starts`` (cumulative sums of the values less
+    ``centre``, each value's series' first value: no cancellation for a large offset)."""
+    if kind != "standard":
+        return (np.zeros(len(origins)),
+                window_factors(kind, values, origins, window, starts))
+    c = values - centre
+    s1 = np.r_[0.0, np.cumsum(c)]
+    s2 = np.r_[0.0, np.cumsum(c * c)]
+    lo = np.maximum(origins + 1 - window, starts)
+    n = origins + 1 - lo
+    mean = (s1[origins + 1] - s1[lo]) / n
+    sd = np.sqrt(np.maximum((s2[origins + 1] - s2[lo]) / n - mean * mean, 0.0))
+    return mean + centre[origins], np.where(sd > 0.0, sd, 1.0)
 
 
 def flat_series(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:

@@ -27,7 +27,8 @@ import pandas as pd
 
 from ..families import Empirical
 from ..predictive import Predictive
-from .features import FeatureSpec, buffer_factors, window_features
+from .features import FeatureSpec, buffer_scales, window_features
+from .scaling import SHIFTED
 
 __all__ = ["Contexts", "simulate", "direct_dist", "shift"]
 
@@ -71,19 +72,20 @@ def shift(dist: Predictive, base: np.ndarray) -> Predictive:
 
 def direct_dist(model, spec: FeatureSpec, ctx: Contexts, datetime: bool):
     """The exact marginals of every context and step, rows ``c * H + h - 1``, in the model's
-    units, and each row's scale factor: the value is ``factor * Z`` under ``spec.scale``
-    "mean" (the factor of the context's window, :mod:`~distboost.forecasting.scaling`), ``Z``
-    otherwise.  Returns ``(Predictive, factor (C * H,))``."""
+    units, and each row's scale shift and factor: the value is ``shift + factor * Z`` under
+    ``spec.scale`` "mean" or "standard" (those of the context's window,
+    :mod:`~distboost.forecasting.scaling`), ``Z`` otherwise.  Returns ``(Predictive, shift
+    (C * H,), factor (C * H,))``."""
     H, C = spec.horizon, len(ctx)
     rows = np.repeat(np.arange(C), H)
-    factor = buffer_factors(spec, ctx.hist)[rows]
+    shift_, factor = (a[rows] for a in buffer_scales(spec, ctx.hist))
     X = window_features(spec, ctx.hist[rows], step=np.tile(np.arange(1, H + 1), C),
                         times=_times(ctx, None, datetime), series=ctx.series[rows],
-                        exog=ctx.exog, factor=factor)
+                        exog=ctx.exog, factor=factor, shift=shift_)
     dist = model.predict_dist(X)
     if spec.difference:  # Z is the change from the origin's value, in the window's units
         dist = shift(dist, ctx.hist[rows, -1] / (factor if spec.scale == "mean" else 1.0))
-    return dist, factor
+    return dist, shift_, factor
 
 
 def _step_rows(ctx: Contexts, h: int, per: int) -> pd.DataFrame | None:
@@ -117,8 +119,8 @@ def simulate(model, spec: FeatureSpec, ctx: Contexts, n_paths: int, rng, datetim
     if truth is not None:
         nll, pit = np.empty((C, H)), np.empty((C, H))
     buf = ctx.hist
-    scaled = spec.scale == "mean"
-    origin_factor = buffer_factors(spec, ctx.hist)
+    scaled = spec.scale in SHIFTED
+    origin_shift, origin_factor = buffer_scales(spec, ctx.hist)
     pit_rng = np.random.default_rng(0)  # the randomised PIT of counts; leaves rng's draws
     for h in range(H):
         per = 1 if h == 0 else P
@@ -126,9 +128,9 @@ def simulate(model, spec: FeatureSpec, ctx: Contexts, n_paths: int, rng, datetim
         factor = origin_factor[rows]
         X = window_features(spec, buf, step=1, times=_times(ctx, h, datetime).repeat(per),
                             series=ctx.series[rows], exog=_step_rows(ctx, h, per),
-                            factor=factor)
+                            factor=factor, shift=origin_shift[rows])
         dist = model.predict_dist(X)
-        base = buf[:, -1] if spec.difference else np.zeros(buf.shape[0])  # (C * per,)
+        base = buf[:, -1] if spec.difference else origin_shift[rows]  # (C * per,)
         unit = factor if scaled else np.ones(buf.shape[0])
         z = dist.sample(P if h == 0 else 1, random_state=rng)
         if scaled and spec.target_range is not None:

@@ -143,6 +143,14 @@ CASES = {
         r"60..60 values give fewer"),
     "calibrate not a bool": (lambda: F(calibrate="yes").fit(Y), ValueError,
                              r"calibrate must be True, False or 'auto'; got 'yes'"),
+    "scale='standard' with a positive family": (
+        lambda: F(family="gamma", scale="standard").fit(Y.abs() + 1), ValueError,
+        r"scale='standard' subtracts each window's mean, which only a continuous family on "
+        r"the whole real line keeps in its support; family 'gamma' has the support"),
+    "scale='standard' with difference=True": (
+        lambda: F(scale="standard", difference=True).fit(Y), ValueError,
+        r"scale='standard' and difference=True both take each series' level out of its "
+        r"values: use one of them"),
     "series_id not a bool": (lambda: F(series_id="yes").fit(Y), ValueError,
                              r"series_id must be True, False or 'auto'; got 'yes'"),
     "calibration of a law with a point mass": (

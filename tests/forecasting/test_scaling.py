@@ -15,7 +15,7 @@ from distboost.forecasting import Forecaster
 from distboost.forecasting.data import to_panel
 from distboost.forecasting.features import (
     FeatureSpec,
-    buffer_factors,
+    buffer_scales,
     last_values,
     training_rows,
 )
@@ -24,6 +24,7 @@ from distboost.forecasting.scaling import (
     flat_series,
     scaling_kind,
     window_factors,
+    window_scales,
 )
 
 T = pd.date_range("2024-01-01", periods=120, freq="D")
@@ -71,7 +72,7 @@ def test_training_rows_divide_by_the_window_they_read(strategy):
                                scaled[~of_b].iloc[:, 1:].to_numpy(dtype=float), rtol=1e-10)
     # a forecast's buffer of the same values gets the same factor as the training row
     buf = last_values(panel.values, starts, origin + 1, 10)  # NaN before a series' start
-    np.testing.assert_allclose(buffer_factors(_spec("mean", strategy, 10), buf), expected)
+    np.testing.assert_allclose(buffer_scales(_spec("mean", strategy, 10), buf)[1], expected)
 
 
 def test_counts_keep_their_target_and_get_log_scale():
@@ -148,8 +149,49 @@ def test_a_series_flat_against_its_offset_is_named():
     opts = dict(horizon=3, strategy="recursive", calibrate=False, n_estimators=5,
                 early_stopping=False, n_paths=10)
     with pytest.warns(UserWarning, match=r"1 of the 2 series \(\['big'\]\) varies by less "
-                      r"than 0.1% of it .* or use scale=False"):
+                      r"than 0.1% of it .* Use scale='standard'"):
         Forecaster(**opts).fit(y)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         Forecaster(scale=False, **opts).fit(y)  # no division: nothing to say
+
+
+def test_standard_scaling_subtracts_the_window_mean_and_divides_by_its_sd():
+    values = np.array([1.0, -3.0, 2.0, 0.0, 4.0, 5.0, 5.0])
+    starts = np.array([0, 0, 4, 4, 4])
+    centre = np.repeat([1.0, 4.0], [4, 3])
+    shift, factor = window_scales("standard", values, np.array([2, 3, 4, 5, 6]), 3, starts,
+                                  centre)
+    windows = [values[0:3], values[1:4], values[4:5], values[4:6], values[4:7]]
+    np.testing.assert_allclose(shift, [w.mean() for w in windows])
+    np.testing.assert_allclose(factor, [w.std() if w.std() > 0 else 1.0 for w in windows])
+    assert scaling_kind(db.families.get("normal"), "standard") == "standard"
+    for name in ("gamma", "poisson", "censored_normal", "beta"):
+        with pytest.raises(ValueError, match="scale='standard' subtracts each window's mean"):
+            scaling_kind(db.families.get(name), "standard")
+
+
+def test_standard_rows_are_the_same_for_a_series_offset_or_stretched():
+    rng = np.random.default_rng(3)
+    a = pd.Series(rng.normal(size=120).cumsum(), index=T)
+    panel = to_panel({"a": a, "b": 1e9 + 50.0 * a})
+    X, y, rows = training_rows(_spec("standard", "direct", window=10), panel, None)
+    of_b = panel.series_of[rows] == 1
+    np.testing.assert_allclose(X[of_b].iloc[:, 1:].to_numpy(dtype=float),
+                               X[~of_b].iloc[:, 1:].to_numpy(dtype=float), atol=1e-5)
+    np.testing.assert_allclose(y[of_b], y[~of_b], atol=1e-5)
+    assert "roll_mean_10" not in X and "roll_std_10" not in X  # 0 and 1 by construction
+
+
+@pytest.mark.parametrize("strategy", ["recursive", "direct"])
+def test_standard_forecast_moves_with_an_offset_and_a_stretch(panel, strategy):
+    fc = Forecaster(horizon=5, strategy=strategy, scale="standard", n_paths=50,
+                    calibrate=False, n_estimators=30, early_stopping=False).fit(panel)
+    assert fc.scale_ == "standard"
+    cols = ["q0.1", "q0.5", "q0.9"]
+    q = fc.predict_quantiles([0.1, 0.5, 0.9])[cols].to_numpy()
+    moved = {k: 1e9 + 1000 * v for k, v in panel.items()}
+    q_moved = fc.predict_quantiles([0.1, 0.5, 0.9], y_hist=moved)[cols].to_numpy()
+    np.testing.assert_allclose(q_moved, 1e9 + 1000 * q, rtol=1e-12, atol=2e-3)
+    with pytest.raises(ValueError, match="both take each series' level"):
+        Forecaster(horizon=5, scale="standard", difference=True).fit(panel)
