@@ -41,13 +41,14 @@ from .calibration import (
     MIN_ORIGINS,
     backtest_coverage,
     calibrate_scores,
+    check_family,
     needs_calibration,
     step_tables,
 )
 from .copula import step_correlation
 from .data import Panel
 
-__all__ = ["EndBacktest", "end_origins", "run_end_backtest", "PATH_CONTEXTS",
+__all__ = ["EndBacktest", "calibratable", "end_origins", "run_end_backtest", "PATH_CONTEXTS",
            "BACKTEST_PATHS"]
 
 #: Most contexts of the recursive strategy's backtest, and its paths per context.
@@ -180,3 +181,27 @@ def run_end_backtest(fc, panel: Panel, exog, static, plan, candidates, calibrate
             pit = calibrate_scores(pit, np.zeros_like(pit), get(fc.family), maps)[0]
         copula = step_correlation(pit)
     return EndBacktest(strategy, scores, maps, coverage, copula, series_id, id_scores)
+
+
+def calibratable(family, calibrate, panel: Panel, plan) -> bool | str:
+    """``calibrate`` where the calibration can run; True raises where it cannot, "auto"
+    becomes False (a censored family, a point mass beside a density, too short histories)."""
+    if not calibrate:
+        return False
+    try:
+        check_family(get(family))
+        if not end_origins(panel.lengths, plan.memory, plan.horizon)[0]:
+            need = plan.memory + 3 * plan.horizon
+            raise ValueError(
+                f"calibrate=True backtests the end of the history from at least {MIN_ORIGINS} "
+                f"origins in all: with horizon {plan.horizon} and largest lag or window "
+                f"{plan.memory}, a series needs at least {need} values to take part ("
+                f"{plan.memory + 2 * plan.horizon} to fit on, then its origins and a horizon), "
+                f"and the {panel.n_series} series of {int(panel.lengths.min())}.."
+                f"{int(panel.lengths.max())} values give fewer; use calibrate=False or longer "
+                "histories.")
+    except ValueError:
+        if calibrate is True:
+            raise
+        return False
+    return calibrate

@@ -27,12 +27,11 @@ from ..estimators.policy import CV_MAX_ROWS
 from ..families import Censored, get
 from ..predictive import Predictive
 from .backtest import run_backtest
-from .calibration import MIN_ORIGINS, check_family
 from .data import Panel, align_features, flat_times, future_times, long_features, to_panel
-from .end_backtest import end_origins, run_end_backtest
+from .end_backtest import calibratable, run_end_backtest
 from .features import FeatureSpec, last_values, training_rows
 from .forecasts import marginals, paths
-from .plan import ForecastPlan, check_settings, make_plan
+from .plan import ForecastPlan, check_settings, make_plan, warn_flat
 from .scaling import SHIFTED
 from .strategies import Contexts
 
@@ -81,7 +80,8 @@ class Forecaster:
         target divided by the mean absolute value of the values its lags read (counts: the
         lags only, and a ``log_scale`` feature).  "auto": on for two or more series.
         "standard": less the window's mean, over its standard deviation (real-line families;
-        series far from 0, such as an offset of ``1e9``).
+        series far from 0, such as an offset of ``1e9``); "auto" takes it for a family on
+        the real line when a series varies by less than 0.1 % of its level.
     series_id : "auto" or bool, default="auto"
         The series' id as a categorical feature (several series).  "auto": on without
         scaling; with it, the end-of-history backtest's choice (``series_id_``,
@@ -308,7 +308,7 @@ class Forecaster:
         calibrate = self.calibrate if calibrate is None else calibrate
         result = None
         if end:
-            calibrate = _calibratable(self.family, calibrate, panel, plan)
+            calibrate = calibratable(self.family, calibrate, panel, plan)
             # a censored history: the backtest scores exact values, so no choice, maps or copula
             end = not isinstance(get(self.family), Censored)
         if end:
@@ -319,6 +319,8 @@ class Forecaster:
             if result is not None:
                 strategy = result.strategy
                 plan = dataclasses.replace(plan, series_id=result.series_id)
+            if plan.scale == "mean":
+                warn_flat(panel)
             elif strategy == "auto":
                 strategy = "recursive"  # too short a history to compare
         unscaled = plan.scale == "none" and not self.difference
@@ -574,27 +576,3 @@ def _check_support(panel: Panel, family) -> None:
         f"{family.name!r} in {n_series} series (first: {panel.label(s)} at "
         f"{panel.times[int(np.argmax(bad))]}, value {panel.values[int(np.argmax(bad))]:g}); "
         "choose a family whose support holds them (e.g. 'normal'), or clean the values.")
-
-
-def _calibratable(family, calibrate, panel: Panel, plan: ForecastPlan):
-    """``calibrate`` where the calibration can run; True raises where it cannot, "auto"
-    becomes False (a censored family, a point mass beside a density, too short histories)."""
-    if not calibrate:
-        return False
-    try:
-        check_family(get(family))
-        if not end_origins(panel.lengths, plan.memory, plan.horizon)[0]:
-            need = plan.memory + 3 * plan.horizon
-            raise ValueError(
-                f"calibrate=True backtests the end of the history from at least {MIN_ORIGINS} "
-                f"origins in all: with horizon {plan.horizon} and largest lag or window "
-                f"{plan.memory}, a series needs at least {need} values to take part ("
-                f"{plan.memory + 2 * plan.horizon} to fit on, then its origins and a horizon), "
-                f"and the {panel.n_series} series of {int(panel.lengths.min())}.."
-                f"{int(panel.lengths.max())} values give fewer; use calibrate=False or longer "
-                "histories.")
-    except ValueError:
-        if calibrate is True:
-            raise
-        return False
-    return calibrate

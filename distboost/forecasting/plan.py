@@ -27,9 +27,9 @@ from .defaults import (
     uses_series_id,
 )
 from .features import CALENDAR, auto_calendar
-from .scaling import MIN_SPREAD, SCALES, flat_series, scaling_kind
+from .scaling import MIN_SPREAD, SCALES, flat_series, on_real_line, scaling_kind
 
-__all__ = ["ForecastPlan", "check_settings", "make_plan", "STRATEGIES"]
+__all__ = ["ForecastPlan", "check_settings", "make_plan", "warn_flat", "STRATEGIES"]
 
 STRATEGIES = ("auto", "recursive", "direct")
 
@@ -159,9 +159,11 @@ def make_plan(fc, panel: Panel) -> ForecastPlan:
         raise ValueError(f"scale=True cannot rescale the bounds of censored family "
                          f"{get(fc.family).name!r}; use scale=False.")
     memory = max(max(lags), max(windows, default=0))
+    if (kind == "mean" and on and isinstance(fc.scale, str) and not fc.difference
+            and on_real_line(get(fc.family))
+            and flat_series(np.asarray(panel.values, np.float64), panel.offsets)[0].size):
+        kind = "standard"  # a series far from 0 would lose its resolution (.scaling)
     scaled = on and kind != "none"
-    if kind == "mean" and on:
-        _warn_flat(panel)
     ids = (uses_series_id(panel.n_series, scaled) if isinstance(fc.series_id, str)
            else bool(fc.series_id) and panel.n_series > 1)
     return ForecastPlan(horizon=horizon, lags=tuple(lags), windows=tuple(windows),
@@ -171,8 +173,9 @@ def make_plan(fc, panel: Panel) -> ForecastPlan:
                         series_id=ids)
 
 
-def _warn_flat(panel: Panel) -> None:
-    """Warn about the series scaling by the window cannot resolve (:mod:`.scaling`)."""
+def warn_flat(panel: Panel) -> None:
+    """Warn about the series the division by the window's level cannot resolve
+    (:mod:`.scaling`; called by a fit that kept that scaling)."""
     flat, spread = flat_series(np.asarray(panel.values, np.float64), panel.offsets)
     if not flat.size:
         return
@@ -185,4 +188,4 @@ def _warn_flat(panel: Panel) -> None:
         f"{names[0]!r}): the trees cannot resolve "
         "that variation, and their forecasts come out far too wide or off-centre.  Use "
         "scale='standard' (less the window's mean, over its standard deviation), or subtract "
-        "each series' offset before fitting.", UserWarning, stacklevel=5)
+        "each series' offset before fitting.", UserWarning, stacklevel=4)

@@ -27,8 +27,8 @@ rolling window):
 A series whose values vary by less than :data:`MIN_SPREAD` of their level (a level offset
 by ``1e9``, readings in Kelvin) keeps almost none of its variation after the division: the
 trees' splits cannot resolve it, and its forecasts come out far too wide or off-centre.
-:func:`flat_series` finds such series, and the forecaster warns naming them
-(``scale="standard"``, or subtracting the offset, is the remedy; constant series are exact
+:func:`flat_series` finds such series: ``scale="auto"`` then takes ``"standard"`` for a family
+on the real line, and otherwise the forecaster warns naming them (constant series are exact
 and not named).
 
 Nothing is fitted: the scale of a row is a function of its window, the same in training,
@@ -44,8 +44,8 @@ import numpy as np
 
 from ..families import Censored
 
-__all__ = ["scaling_kind", "factor_of", "window_factors", "window_scales", "flat_series",
-           "SCALES", "MIN_SPREAD", "SHIFTED"]
+__all__ = ["scaling_kind", "on_real_line", "factor_of", "window_factors", "window_scales",
+           "flat_series", "SCALES", "MIN_SPREAD", "SHIFTED"]
 
 #: The values of ``Forecaster(scale=...)``: "auto" (scaling by the window for a panel of two
 #: or more series, none for one), True (always), False or None (never).
@@ -58,13 +58,21 @@ SHIFTED = ("mean", "standard")
 MIN_SPREAD = 1e-3
 
 
+def on_real_line(family) -> bool:
+    """Whether ``scale="standard"`` applies: a continuous, uncensored family whose support is
+    the whole real line."""
+    censored = isinstance(family, Censored) or getattr(family, "kind", "") == "censored"
+    s = family.support
+    return not (censored or family.discrete or np.isfinite(s.low) or np.isfinite(s.high))
+
+
 def scaling_kind(family, asked=None) -> str:
     """How a family's forecasts are scaled: "mean", "standard", "features" or "none" (module
     docstring); ``asked="standard"`` raises ValueError for a family not on the real line."""
     censored = isinstance(family, Censored) or getattr(family, "kind", "") == "censored"
     if isinstance(asked, str) and asked == "standard":
         s = family.support
-        if censored or family.discrete or np.isfinite(s.low) or np.isfinite(s.high):
+        if not on_real_line(family):
             raise ValueError(
                 f"scale='standard' subtracts each window's mean, which only a continuous "
                 f"family on the whole real line keeps in its support; family "

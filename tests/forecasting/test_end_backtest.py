@@ -79,3 +79,4 @@ def test_predict_quantiles_is_a_long_frame(panel):
     np.testing.assert_allclose(q["q0.5"], d.quantile(0.5))
     with pytest.raises(ValueError, match="levels must be quantile levels in"):
         fc.predict_quantiles([0.0, 0.5])
+

@@ -148,9 +148,10 @@ def test_a_series_flat_against_its_offset_is_named():
          "big": pd.Series(1e9 + rng.normal(0, 1e3, 120), index=t)}
     opts = dict(horizon=3, strategy="recursive", calibrate=False, n_estimators=5,
                 early_stopping=False, n_paths=10)
+    assert Forecaster(**opts).fit(y).scale_ == "standard"  # "auto" keeps the resolution
     with pytest.warns(UserWarning, match=r"1 of the 2 series \(\['big'\]\) varies by less "
                       r"than 0.1% of it .* Use scale='standard'"):
-        Forecaster(**opts).fit(y)
+        Forecaster(scale=True, **opts).fit(y)  # the division by the level, asked for
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         Forecaster(scale=False, **opts).fit(y)  # no division: nothing to say
@@ -195,3 +196,23 @@ def test_standard_forecast_moves_with_an_offset_and_a_stretch(panel, strategy):
     np.testing.assert_allclose(q_moved, 1e9 + 1000 * q, rtol=1e-12, atol=2e-3)
     with pytest.raises(ValueError, match="both take each series' level"):
         Forecaster(horizon=5, scale="standard", difference=True).fit(panel)
+
+
+def test_auto_scaling_keeps_a_series_far_from_zero_in_its_resolution(recwarn):
+    rng = np.random.default_rng(0)
+    t = pd.date_range("2020-01-01", periods=230, freq="D")
+    full = {"a": pd.Series(10 + rng.normal(0, 1, 230), index=t),
+            "big": pd.Series(1e9 + rng.normal(0, 1e3, 230), index=t)}
+    fc = Forecaster(horizon=30, strategy="direct", calibrate=False, n_estimators=60,
+                    early_stopping=False).fit({k: v.iloc[:200] for k, v in full.items()})
+    assert fc.scale_ == "standard"  # a Normal: less the mean, over the sd
+    assert not [w for w in recwarn if "cannot resolve" in str(w.message)]
+    q = fc.predict_quantiles([0.05, 0.5, 0.95]).set_index("id").loc["big"]
+    truth = full["big"].iloc[200:].to_numpy()
+    assert np.abs(q["q0.5"].to_numpy() - 1e9).max() < 2e3  # within two sd of the level
+    assert 1.5 < ((q["q0.95"] - q["q0.05"]) / 1e3).mean() < 6.0  # 3.3 sd (mean: 223)
+    assert ((truth >= q["q0.05"]) & (truth <= q["q0.95"])).mean() >= 0.7
+    gamma = Forecaster(family="gamma", horizon=3, strategy="recursive", calibrate=False,
+                       n_estimators=5, early_stopping=False, n_paths=10)
+    with pytest.warns(UserWarning, match="cannot resolve"):  # positive: no shift possible
+        assert gamma.fit({k: v.iloc[:200] for k, v in full.items()}).scale_ == "mean"
