@@ -28,7 +28,7 @@ def test_forecast_writes_quantiles_and_paths(csv, tmp_path, capsys):
     out = tmp_path / "f.csv"
     args = [str(csv), "--time", "date", "--target", "y", "--id", "store", "--horizon", "6",
             "--lags", "1,2", "--strategy", "recursive", "--n-estimators", "30",
-            "--learning-rate", "0.2"]
+            "--learning-rate", "0.2", "--calibrate", "false"]  # the output's format here
     assert main(["forecast", *args, "--quantiles", "0.1,0.9", "--out", str(out)]) == 0
     f = pd.read_csv(out, parse_dates=["date"])
     assert list(f.columns) == ["store", "date", "step", "mean", "q0.1", "q0.9"]
