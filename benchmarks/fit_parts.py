@@ -87,16 +87,21 @@ def reference(X, y, model) -> float:
     return total
 
 
+def _part(file: str, name: str) -> str:
+    for part, match in PARTS:
+        if match(file, name):
+            return part
+    return "other"
+
+
 def parts(stats: pstats.Stats) -> dict:
-    """Internal seconds of the profiled fit, by part."""
+    """Internal seconds of the profiled fit, by part; a built-in (a torch or NumPy kernel)
+    counts for the part of its caller that spent most time in it."""
     out = {name: 0.0 for name, _ in PARTS} | {"other": 0.0}
-    for (file, _, name), (_, _, tottime, _, _) in stats.stats.items():
-        for part, match in PARTS:
-            if match(file, name):
-                out[part] += tottime
-                break
-        else:
-            out["other"] += tottime
+    for (file, _, name), (_, _, tottime, _, callers) in stats.stats.items():
+        if file == "~" and callers:
+            (file, _, name) = max(callers, key=lambda c: callers[c][2])
+        out[_part(file, name)] += tottime
     return out
 
 
