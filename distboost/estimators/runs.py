@@ -76,6 +76,9 @@ class Run:
     #: A cross-validated fit's choice of start: the linear start's penalty, or None for
     #: the constant (reused by the fine-leaved run on the same folds).
     penalty: float | None = None
+    #: ``(id of X_val, raw scores)``: the finished run's validation raw scores, predicted
+    #: once for the dispersion shift, the fine-leaves check and the comparisons.
+    val_raw: tuple | None = None
 
     def offset(self, X) -> np.ndarray | float:
         """The starts' per-row part of the raw scores on the rows X: (n, K) or 0.0."""
@@ -216,7 +219,10 @@ class FitRuns:
         """Raw scores of a finished run (kept rounds, starts) on the validation rows, before
         the dispersion shift and the floor, shape (n_val, K)."""
         X_val = val[0]
-        return run.ensemble.predict_raw(self._tree_X(X_val, context)) + run.offset(X_val)
+        if run.val_raw is None or run.val_raw[0] != id(X_val):
+            raw = run.ensemble.predict_raw(self._tree_X(X_val, context)) + run.offset(X_val)
+            run.val_raw = (id(X_val), raw)
+        return run.val_raw[1].copy()
 
     def _validation_losses(self, run: Run, val, context) -> np.ndarray:
         """Per-row loss of a finished run (kept rounds, starts, shift, floor) on the
@@ -392,7 +398,7 @@ class FitRuns:
         column = run.objective.dispersion_column()
         if column is None:
             return 0.0
-        raw = run.ensemble.predict_raw(self._tree_X(X_val, context)) + run.offset(X_val)
+        raw = self._validation_raw(run, val, context)
         data = run.objective.data(X_val, y_val)
         return best_dispersion_shift(run.objective.loss, raw, data, w_val, column,
                                      profile=run.objective.dispersion_profile())[0]
