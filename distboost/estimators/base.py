@@ -265,9 +265,9 @@ feature_names_in_ : ndarray of str
         if self.verbose:
             print(plan.describe(), flush=True)
         mode = plan.validation
+        fitted["fit_plan_"] = plan  # the runs read it from their context
         run = self._fit_mode(family, X, y, sample_weight, eval_set, eval_weight, plan, fitted,
                              seed, location)
-        fitted["fit_plan_"] = plan
         self._set_fitted(family, run, mode, fitted)
         self._check_feature_tails(family, X, y, sample_weight)
         if (mode in ("cv", "holdout", "holdout_refit", "eval_set")

@@ -300,7 +300,7 @@ class FitRuns:
             start, init_raw = self._location_start(location, objective, X, y, sample_weight,
                                                    (X_val, y_val, w_val), data, data_val,
                                                    context, seed)
-        step = self._default_step(family) if self.step == "auto" else self.step
+        step = context["fit_plan_"].step  # the fit's plan (estimators.policy)
         callables = objective.engine_callables(step, seed)
         valid_score = start_score = None
         if X_val is not None:
