@@ -338,3 +338,13 @@ def test_dir_of_the_package_shows_its_public_names_only():
     assert names == sorted(db.__all__) and "Forecaster" in names and "plot" in names
     assert not {"estimators", "boosting", "objective", "_validation"} & set(names)
     assert all(hasattr(db, n) for n in names)
+
+
+def test_the_layers_above_import_the_estimators_package_or_its_policy_only():
+    """Outside ``distboost.estimators``, an import names the package (its ``__init__``
+    gives the layers above what they use) or ``distboost.estimators.policy``."""
+    bad = [(a, b, lines) for a, edges in import_graph().items()
+           if not a.startswith("distboost.estimators")
+           for b, lines in edges.items()
+           if b.startswith("distboost.estimators.") and b != "distboost.estimators.policy"]
+    assert not bad, bad

@@ -38,8 +38,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_consistent_rows, check_sample_weight, int_seed, take_rows
-from ..estimators import DistributionalRegressor
-from ..estimators.progress import task_bar
+from ..estimators import DistributionalRegressor, task_bar
 from ..families import Calibrated, get
 from ..persistence import estimator_from_dict, estimator_to_dict, loadable
 from ..predictive import Predictive

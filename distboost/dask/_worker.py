@@ -22,7 +22,7 @@ import torch
 import xgboost
 
 from ..boosting.derivatives import NonFiniteLoss, step_derivatives
-from ..estimators.calibration import DispersionSearch
+from ..estimators import DispersionSearch
 
 __all__ = ["pack_target", "unpack_target", "WorkerObjective", "WorkerMetric",
            "make_guard", "make_rate", "pop_state", "TRAIN", "VALID", "DESCENT_RTOL"]

@@ -17,8 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .. import families as _families
-from ..estimators import DistributionalRegressor
-from ..estimators.auto import choose_family
+from ..estimators import DistributionalRegressor, choose_family
 from ._data import W_COL, TrainingFrame
 
 __all__ = ["SAMPLE_ROWS", "choose_on_sample", "not_distributed"]

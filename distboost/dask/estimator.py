@@ -38,9 +38,7 @@ from .._validation import check_eval_set, check_target, int_seed
 from ..boosting.engine import MAX_HALVINGS
 from ..boosting.ensemble import FittedEnsemble
 from ..boosting.xgboost_backend import XGBoostModel, xgb_params
-from ..estimators import DistributionalRegressor
-from ..estimators.auto import is_auto
-from ..estimators.options import Option, OptionsMixin
+from ..estimators import DistributionalRegressor, Option, OptionsMixin, is_auto
 from ..objective import FamilyObjective
 from ._data import TrainingFrame, as_frame, place
 from ._reduce import global_curvature, holdout_split, refine_start, target_pass

@@ -14,13 +14,28 @@ loss.  Beside them: the option table (:mod:`~distboost.estimators.options`,
 (:mod:`~distboost.estimators.tuning`), the dispersion calibration
 (:mod:`~distboost.estimators.calibration`), progress bars
 (:mod:`~distboost.estimators.progress`) and explanations (:mod:`~distboost.estimators.explain`).
+What a default fit decides at ``n`` rows is stated once in :mod:`~distboost.estimators.policy`.
+
+The layers above (selection, dask, conformal, forecasting) import from this package, or from
+:mod:`~distboost.estimators.policy`, never from the other modules (``tests/test_layers.py``):
+besides the estimators, the package gives them ``task_bar`` (progress bars),
+``DispersionSearch`` (the per-round dispersion shift), ``Option`` and ``OptionsMixin`` (the
+option table), and ``is_auto``, ``choose_family`` and ``set_family_chooser`` (``family="auto"``).
 """
 
+from . import policy
+from .auto import choose_family, is_auto, set_family_chooser
 from .booster import Booster
+from .calibration import DispersionSearch
 from .classifier import DistributionalClassifier
 from .explain import Explanation
+from .options import Option, OptionsMixin
+from .progress import task_bar
 from .regressor import DistributionalRegressor
 from .varying import VaryingCoefficientRegressor
 
 __all__ = ["Booster", "DistributionalClassifier", "DistributionalRegressor", "Explanation",
-           "VaryingCoefficientRegressor"]
+           "VaryingCoefficientRegressor",
+           # for the layers above (module docstring)
+           "policy", "task_bar", "DispersionSearch", "Option", "OptionsMixin", "is_auto",
+           "choose_family", "set_family_chooser"]

@@ -32,7 +32,7 @@ import pandas as pd
 import torch
 
 from .. import families as _families
-from ..estimators.auto import set_family_chooser
+from ..estimators import set_family_chooser
 from ..estimators.policy import FAMILY_AUTO_MAX_ROWS as MAX_ROWS
 from ..estimators.policy import round_cap as resolve_n_estimators
 from .compare import _default_candidates, _target_kind, compare_families

@@ -342,7 +342,7 @@ def _run_folds(specs, fams, holds, X, y, folds, metrics, censored, random_state,
     family's first failing fold (the serial run stops there; a parallel one drops the folds
     after it, so both give the same table).
     """
-    from ..estimators.progress import task_bar
+    from ..estimators import task_bar
 
     tasks = [(i, k) for i, ok in enumerate(holds) if ok for k in range(len(folds))]
     parallel = n_jobs is not None and n_jobs != 1
@@ -391,7 +391,7 @@ def _fit_fold(spec, family, X, y, fold, k, metrics, censored, random_state, esti
     filename, lineno) and ``error``
     (``""``, or the skip reason of a fold the family cannot fit).
     """
-    from ..estimators.regressor import DistributionalRegressor
+    from ..estimators import DistributionalRegressor
 
     tr, te = fold
     out = {"k": k, "scores": {}, "seconds": np.nan, "diag": Diagnostics(family, context),
