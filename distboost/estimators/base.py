@@ -48,7 +48,7 @@ from .calibration import apply_shift
 from .linear_start import LinearStart
 from .location_start import LocationStart, location_plan
 from .options import OptionsMixin
-from .policy import FitPlan, plan_fit, validation_mode
+from .policy import CV_MAX_ROWS, FitPlan, plan_fit, validation_mode
 from .progress import stop_line
 from .rounds import CV_FOLDS, constant_model_message
 from .runs import FitRuns, Run
@@ -440,7 +440,7 @@ feature_names_in_ : ndarray of str
         mixture).  Two kinds of members (see :mod:`distboost.estimators.uncertainty`):
 
         - "folds": the ``K`` models a cross-validated fit trained to choose its rounds
-          (``cv_members_``: fewer than 1,000 training rows under the default
+          (``cv_members_``: fewer than ``CV_MAX_ROWS`` training rows under the default
           ``early_stopping="auto"``), each on a different ``(K-1)/K`` of the rows, with the
           fit's dispersion shift.  They disagree where the data do not pin the mean down.
         - "virtual": the model truncated at ``n_members`` evenly spaced rounds of the
@@ -477,7 +477,8 @@ feature_names_in_ : ndarray of str
         if members == "folds" and folds is None:
             raise ValueError(
                 f"members='folds' needs the fold models of a fit that chose its rounds by "
-                f"cross-validation (early_stopping='cv', or 'auto' below 1,000 rows); this "
+                f"cross-validation (early_stopping='cv', or 'auto' below {CV_MAX_ROWS:,} rows); "
+                f"this "
                 f"model's validation rows came from {self.early_stopping_!r}. Use "
                 f"members='virtual', or refit with early_stopping='cv'.")
         if folds is not None and members != "virtual":

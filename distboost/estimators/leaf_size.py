@@ -20,7 +20,7 @@ fit once more with the location's leaves down to :data:`FINE_MIN_CHILD_SAMPLES` 
 other parameters keep theirs: a scale estimated from two rows is noise) in two cases:
 
 - near-deterministic data: the location predicts the validation rows (the out-of-fold rows
-  of a cross-validated fit, below 1,000 rows) with an R^2 of at least
+  of a cross-validated fit, below ``CV_MAX_ROWS`` rows) with an R^2 of at least
   :data:`NEAR_DETERMINISTIC_R2` (of ``log y`` for the LogNormal).  The fine run is kept when
   it wins: a lower cross-validated loss, or on held-out rows (``eval_set`` or the seeded
   split) a validation loss lower by more than one standard error of the paired per-row

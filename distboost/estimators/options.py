@@ -23,7 +23,16 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ..boosting import STEP_RULES, EngineParams
 from ..families import Family
-from .policy import AUTO_ROUNDS, AUTO_ROUNDS_STOPPED, auto_tree_size
+from .policy import (
+    AUTO_COMPARE_ROWS,
+    AUTO_ROUNDS,
+    AUTO_ROUNDS_STOPPED,
+    CV_MAX_ROWS,
+    REFIT_MAX_ROWS,
+    SINGLE_THREAD_ROWS,
+    TUNING_MAX_ROWS,
+    auto_tree_size,
+)
 from .policy import round_cap as resolve_n_estimators
 
 __all__ = ["OPTIONS", "ENGINE_OPTIONS", "LIGHTGBM_OPTIONS", "Option", "OptionsMixin",
@@ -57,8 +66,10 @@ OPTIONS: dict[str, Option] = {
     "n_estimators": Option(
         "auto", [*_POSITIVE_INT, StrOptions({"auto"})], 'int or "auto"',
         "Maximum number of boosting rounds (each grows one tree per parameter).  \"auto\": "
-        "3000 when early stopping ends a fit on 1,000 training rows or more (validation rows "
-        "and ``n_iter_no_change``), 1000 otherwise (:func:`resolve_n_estimators`)."),
+        f"{AUTO_ROUNDS_STOPPED} (``AUTO_ROUNDS_STOPPED``) when early stopping ends a fit on "
+        f"{CV_MAX_ROWS:,} (``CV_MAX_ROWS``) training rows or more (validation rows and "
+        f"``n_iter_no_change``), {AUTO_ROUNDS} (``AUTO_ROUNDS``) otherwise "
+        "(:mod:`distboost.estimators.policy`)."),
     "learning_rate": Option(
         0.05, [Interval(Real, 0.0, None, closed="neither")], "float",
         "Shrinkage of every tree (measurements behind the default: ``docs/engine.md``)."),
@@ -170,9 +181,10 @@ OPTIONS: dict[str, Option] = {
         "``num_leaves``, ``learning_rate``, ``min_child_samples`` and ``n_estimators`` (the "
         "cap of its rounds; all of them with ``early_stopping=False``); \"auto\": the "
         "Normal, Laplace, Logistic, Gumbel and LogNormal families when the point model "
-        "beats the constant on the validation rows and, below 10,000 training rows, the fit "
-        "from it beats the fit without it there by more than one standard error (below "
-        "1,000 rows only when the linear start is not chosen); None: the constant start.  "
+        "beats the constant on the validation rows and, below ``AUTO_COMPARE_ROWS`` "
+        f"({AUTO_COMPARE_ROWS:,}) training rows, the fit from it beats the fit without it "
+        "there by more than one standard error (below ``CV_MAX_ROWS`` rows only when the "
+        "linear start is not chosen); None: the constant start.  "
         "The training rows start from out-of-fold predictions of the point model (5 "
         "folds), so that the spread is fitted to honest residuals.  The start is in "
         "``location_start_``; ``explain`` adds the point model's SHAP values to the "
@@ -183,8 +195,9 @@ OPTIONS: dict[str, Option] = {
         "``min_child_samples``, ``learning_rate`` and the point model of ``location_start`` "
         "on validation rows (the ``eval_set``, or a seeded split of at least 20 % of the "
         "rows); budget: at most 8 candidate fits (the given options among them) on at most "
-        "5,000 training rows each, then one ordinary fit with the best (with its refit on "
-        "all rows from 1,000 to 10,000 rows, see ``early_stopping``), which replaces the "
+        f"``TUNING_MAX_ROWS`` ({TUNING_MAX_ROWS:,}) training rows each, then one ordinary fit "
+        "with the best (with its refit on all rows, see ``early_stopping``), which replaces "
+        "the "
         "given options only when it beats them by more than one standard error of the paired "
         "per-row validation loss (:mod:`distboost.estimators.tuning`; ``progress`` draws a "
         "bar over the candidates).  The search is ``tuning_table_``.  None: the options as "
@@ -198,8 +211,9 @@ OPTIONS: dict[str, Option] = {
         "rows; \"holdout\": a seeded split of ``validation_fraction`` of the rows; "
         "\"holdout_refit\": that split chooses each parameter's rounds and the dispersion "
         "shift, then a refit on all rows keeps the rounds times ``n / n_fit`` (two fits); "
-        "\"auto\" (and True): \"cv\" below 1,000 training rows, \"holdout_refit\" below "
-        "10,000, \"holdout\" above (:mod:`distboost.estimators.rounds`); False: every "
+        f"\"auto\" (and True): \"cv\" below ``CV_MAX_ROWS`` ({CV_MAX_ROWS:,}) training "
+        f"rows, \"holdout_refit\" below ``REFIT_MAX_ROWS`` ({REFIT_MAX_ROWS:,}), "
+        "\"holdout\" above (:mod:`distboost.estimators.policy`); False: every "
         "round is kept.  An "
         "``eval_set`` given to ``fit`` is always the validation set; ``early_stopping_`` "
         "records what was used."),
@@ -246,7 +260,8 @@ OPTIONS: dict[str, Option] = {
     "n_jobs": Option(
         None, [Integral, None], "int",
         "Threads of a fit: LightGBM's, and torch's intra-op threads while ``fit`` runs (set "
-        "back after).  None: one thread below 10,000 training rows; above, one per core that "
+        f"back after).  None: one thread below ``SINGLE_THREAD_ROWS`` ({SINGLE_THREAD_ROWS:,}) "
+        "training rows; above, one per core that "
         "other processes leave free when the fit starts (:mod:`distboost.boosting.threads`; "
         "see ``docs/engine.md``, \"Threads and a busy machine\")."),
     "verbose": Option(

@@ -188,8 +188,8 @@ def constant_model_message(mode: str, n: int, linear_start, folds: int = CV_FOLD
             tries = "linear_start='auto'; " + tries
     else:
         start = "a held-out split tries no linear start"
-        tries = ("early_stopping='cv' (with a linear start below 1,000 rows); a smaller "
-                 "learning_rate")
+        tries = (f"early_stopping='cv' (with a linear start below {CV_MAX_ROWS:,} rows); a "
+                 "smaller learning_rate")
     return (f"{judge} kept 0 boosting rounds and no linear start ({start}): every row gets "
             "the same predicted distribution, the weighted marginal fit, and the features "
             f"are not used. To try: {tries}; more rows. If the features should matter, "

@@ -14,9 +14,9 @@ rows otherwise pick the luckiest.  The chosen options are then fitted as usual o
 (with the fit's own validation); the search is ``tuning_table_``.
 
 Budget: ``MAX_CANDIDATES`` fits on at most ``MAX_ROWS`` rows, then one ordinary fit (with
-its refit on all rows from 1,000 to 10,000 rows, ``early_stopping="holdout_refit"``).  A
-candidate with a slower learning rate or a location start costs more than a default fit on
-the same rows (measured: docs/benchmarks.md).
+its refit on all rows from ``CV_MAX_ROWS`` to ``REFIT_MAX_ROWS`` rows,
+``early_stopping="holdout_refit"``).  A candidate with a slower learning rate or a location
+start costs more than a default fit on the same rows (measured: docs/benchmarks.md).
 
 References
 ----------

@@ -10,9 +10,9 @@ later trees change little and disagree where they keep reshaping the prediction.
 epistemic variance is the variance of the members' means, the aleatoric one the mean of their
 variances, and their sum the law of total variance of the members' equal mixture.
 
-A fit that chose its rounds by cross-validation (fewer than 1,000 rows under the default
-``early_stopping="auto"``) has trained ``K`` fold models on different rows anyway: kept as
-:class:`FoldMember` objects they are a real ensemble at no extra fit cost, whose members
+A fit that chose its rounds by cross-validation (fewer than ``CV_MAX_ROWS`` rows under the
+default ``early_stopping="auto"``) has trained ``K`` fold models on different rows anyway:
+kept as :class:`FoldMember` objects they are a real ensemble at no extra fit cost, whose members
 disagree where the data do not pin the mean down (a bootstrap-like ensemble, Lakshminarayanan
 et al. 2017), which a short trajectory on small data does not show.
 
