@@ -107,6 +107,21 @@ def main() -> None:
     save(fig, "d_calibration.png")
     items.append(("d_calibration.png", "`db.plot.d_calibration(dist, y)`: the D-calibration "
                   "histogram of censored data (flat at 1 / bins when calibrated)."))
+    # Where the model does not know: few training rows with x0 in [0, 2] (3 %).
+    rng = np.random.default_rng(0)
+    x0 = np.r_[rng.uniform(-3, 0, 450), rng.uniform(0, 2, 15), rng.uniform(2, 3, 35)]
+    Xu = pd.DataFrame({"x0": x0, "x1": rng.normal(size=500)})
+    yu = np.sin(2 * x0) + 0.3 * rng.normal(size=500)
+    sparse = db.DistributionalRegressor(random_state=0).fit(Xu, yu)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    db.plot.epistemic(sparse, Xu, "x0", ax=ax)
+    save(fig, "epistemic.png")
+    items.append(("epistemic.png", "`db.plot.epistemic(model, X, 'x0')`: the members' "
+                  "epistemic standard deviation (`predict_uncertainty`) along a feature, the "
+                  "aleatoric one dashed, over the training rows' histogram: 500 rows of "
+                  "`sin(2 x0) + 0.3 e`, 3 % of them with x0 in [0, 2], where the members "
+                  "disagree; past the data on either side the trees predict flat and so "
+                  "do their members."))
     # Vector targets: drawn by examples/multivariate_power_plant.py (a real-data fit of its
     # own, `--out docs/gallery`), listed here.
     items.append(("multivariate_ellipses.png", "`db.plot.ellipses(dist, y, rows)`: predicted "

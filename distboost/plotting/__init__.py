@@ -7,7 +7,8 @@ comparison, one row's density, varying coefficients), :mod:`~distboost.plotting.
 of a model's explanations, :mod:`~distboost.plotting.survival` survival curves and
 D-calibration, :mod:`~distboost.plotting.multivariate` the regions and correlation of vector
 targets, :mod:`~distboost.plotting.forecast` the forecast fan chart (drawn by ``fan`` for a
-forecast) and the PIT by forecast step.
+forecast) and the PIT by forecast step, :mod:`~distboost.plotting.uncertainty` a model's
+epistemic uncertainty along a feature beside the training rows' density.
 """
 
 from .explain import dependence, importance, shap_summary
@@ -15,7 +16,8 @@ from .figures import calibration, coefficients, compare, density, fan, intervals
 from .forecast import pit_by_horizon
 from .multivariate import correlation, ellipses
 from .survival import d_calibration, survival_curves
+from .uncertainty import epistemic
 
 __all__ = ["intervals", "fan", "pit_histogram", "calibration", "compare", "density",
            "coefficients", "survival_curves", "d_calibration", "importance", "dependence",
-           "shap_summary", "ellipses", "correlation", "pit_by_horizon"]
+           "shap_summary", "ellipses", "correlation", "pit_by_horizon", "epistemic"]
