@@ -13,9 +13,10 @@ c. The UCI splits of ``../shared/data/uci`` (Hernandez-Lobato & Adams 2015): cov
    CV+ around a LightGBM regressor and of crepes' normalised conformal predictive system around
    the same LightGBM (MAPIE and crepes from the ``bench`` extra; skipped when missing).
 d. Epistemic variance (``predict_uncertainty``) of the model's own members (its
-   cross-validation fold models below 1,000 rows, its virtual ensemble) and of a
-   ``ConformalRegressor``'s five fold models: AUROC of sparse against dense rows, and its mean
-   at 500 against 20,000 training rows.
+   cross-validation fold models below 1,000 rows, its virtual ensemble), of the fold models of
+   ``early_stopping="cv"`` at every size and of a ``ConformalRegressor``'s five fold models:
+   AUROC of sparse against dense rows, and its mean, at 500, 4,000 and 20,000 training rows
+   on two tasks (a sparse stretch of one feature; a hole in two).
 
 Run: ``python benchmarks/conformal.py [--parts abcd] [--reps 30] [--splits N] [--datasets a,b]
 [--first-split K] [--a-methods "cps, cv=5;cqr, cv=5"]``
@@ -184,39 +185,68 @@ def part_c(splits: int, datasets: list[str], csv: Path | None = None,
     return pd.DataFrame(rows)
 
 
-def part_d() -> pd.DataFrame:
-    """Epistemic variance of the kinds of members on the same data: the default model's
-    ``predict_uncertainty`` (members "auto": its cross-validation fold models below 1,000
-    rows, else its virtual ensemble), its virtual ensemble (members "virtual"), and the five
-    fold models of a ``ConformalRegressor(cv=5)`` (``ConformalRegressor.predict_uncertainty``)."""
-    from sklearn.metrics import roc_auc_score
+def _epistemic_task(task: str, n: int, rng):
+    """(X, y, X_new) of part d: ``X_new``'s first 1,000 rows dense, the last 1,000 sparse.
 
-    rows = []
-    for n in (500, 20_000):
-        rng = np.random.default_rng(n)
+    "sine": ``y = sin(4 x) + 0.3 e``, 2 % of the training rows with ``x`` in [1, 2] (the rest
+    in [0, 1]), a noise column beside; "hole": two features uniform on [-2, 2]^2 but for a
+    hole, ``max(|x1|, |x2|) < 0.7``, that keeps 2 % of its share of the rows, ``y = sin(2
+    x1) + cos(2 x2) + 0.3 e``."""
+    if task == "sine":
         x = np.r_[rng.uniform(0, 1, n - n // 50), rng.uniform(1, 2, n // 50)]
         X = np.c_[x, rng.normal(size=x.size)]
         y = np.sin(4 * x) + 0.3 * rng.normal(size=x.size)
         X_new = np.c_[np.r_[rng.uniform(0, 1, 1000), rng.uniform(1, 2, 1000)],
                       rng.normal(size=2000)]
+        return X, y, X_new
+    pts = rng.uniform(-2, 2, size=(20 * n, 2))
+    inside = np.abs(pts).max(axis=1) < 0.7
+    keep = ~inside | (rng.uniform(size=len(pts)) < 0.02)
+    X = pts[keep][:n]
+    y = np.sin(2 * X[:, 0]) + np.cos(2 * X[:, 1]) + 0.3 * rng.normal(size=len(X))
+    new = rng.uniform(-2, 2, size=(20_000, 2))
+    new_in = np.abs(new).max(axis=1) < 0.7
+    return X, y, np.r_[new[~new_in][:1000], new[new_in][:1000]]
+
+
+def part_d() -> pd.DataFrame:
+    """Epistemic variance of the kinds of members on the same data: the default model's
+    ``predict_uncertainty`` (members "auto": its cross-validation fold models below 1,000
+    rows, else its virtual ensemble), its virtual ensemble (members "virtual"), the fold
+    models of a fit with ``early_stopping="cv"`` at every size, and the five fold models of a
+    ``ConformalRegressor(cv=5)`` (``ConformalRegressor.predict_uncertainty``), on two tasks
+    (:func:`_epistemic_task`) at 500, 4,000 and 20,000 training rows."""
+    from sklearn.metrics import roc_auc_score
+
+    rows = []
+    for task, n in [(t, n) for t in ("sine", "hole") for n in (500, 4_000, 20_000)]:
+        rng = np.random.default_rng(n)
+        X, y, X_new = _epistemic_task(task, n, rng)
+        t0 = time.perf_counter()
         model = db.DistributionalRegressor(random_state=0).fit(X, y)
+        t1 = time.perf_counter()
+        cv = db.DistributionalRegressor(random_state=0, early_stopping="cv").fit(X, y)
+        t2 = time.perf_counter()
         auto = ("regressor: its fold models" if model.cv_members_ is not None
                 else "regressor: its virtual ensemble")
         members = {
-            auto: (model, {}),
-            "regressor: virtual ensemble": (model, {"members": "virtual"}),
+            auto: (model, {}, t1 - t0),
+            "regressor: virtual ensemble": (model, {"members": "virtual"}, t1 - t0),
+            "regressor, early_stopping='cv': its fold models": (cv, {}, t2 - t1),
             "ConformalRegressor(cv=5) fold models": (db.ConformalRegressor(
                 db.DistributionalRegressor(random_state=0), cv=5, random_state=0).fit(X, y),
-                {})}
-        for kind, (fitted, kwargs) in members.items():
+                {}, float("nan"))}
+        for kind, (fitted, kwargs, seconds) in members.items():
             u = fitted.predict_uncertainty(X_new, **kwargs)
             e = u["epistemic"].to_numpy()
-            rows.append({"training rows": n, "members": kind, "sparse share": 0.02,
+            rows.append({"task": task, "training rows": n, "members": kind,
+                         "sparse share": 0.02,
                          "AUROC sparse vs dense": roc_auc_score(np.r_[np.zeros(1000),
                                                                       np.ones(1000)], e),
                          "mean epistemic (dense)": float(e[:1000].mean()),
                          "mean epistemic (sparse)": float(e[1000:].mean()),
-                         "mean aleatoric": float(u["aleatoric"].mean())})
+                         "mean aleatoric": float(u["aleatoric"].mean()),
+                         "fit s": seconds})
     return pd.DataFrame(rows)
 
 
