@@ -140,3 +140,17 @@ def test_paired_standard_error_by_hand():
     np.testing.assert_allclose(paired_standard_error(table),
                                np.std(table, axis=0, ddof=1) / np.sqrt(5))
     assert paired_standard_error(np.array([1.0])) == 0.0  # at least 2 counted
+
+
+def test_the_thread_count_is_decided_once_per_fit_and_recorded(monkeypatch):
+    from distboost.boosting import threads
+
+    calls = []
+    monkeypatch.setattr(threads, "free_cores", lambda: calls.append(1) or 1.0)
+    monkeypatch.setattr(threads, "usable_cores", lambda: 2)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12_000, 3))
+    y = X[:, 0] + rng.normal(size=12_000)
+    model = db.DistributionalRegressor(n_estimators=5, random_state=0).fit(X, y)
+    assert len(calls) == 1  # the run queue is read once, before the first run
+    assert model.fit_plan_.threads == 1 and model.fit_plan_.validation == "holdout"
