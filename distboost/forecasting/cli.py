@@ -74,6 +74,9 @@ def forecast(args, error) -> int:
                     fill=args.fill, id_col=args.id or "id", time_col=args.time,
                     target_col=args.target, n_paths=args.paths or 1000, random_state=0,
                     calibrate={"false": False, "true": True, "auto": "auto"}[args.calibrate],
+                    scale={"false": False, "true": True}.get(args.scale, args.scale),
+                    series_id={"false": False, "true": True}.get(args.series_id,
+                                                                  args.series_id),
                     n_estimators=args.n_estimators, learning_rate=args.learning_rate,
                     progress=args.progress)
     try:
@@ -141,6 +144,13 @@ def add_parser(sub, error) -> None:
                    help="recalibrate each step by a backtest on the history's end: always "
                         "(true) or where that backtest's 90%% coverage is off (auto) "
                         "(default: %(default)s)")
+    p.add_argument("--scale", default="auto", choices=["auto", "standard", "true", "false"],
+                   help="scaling by each window: its level (auto: two or more series), or "
+                        "less its mean over its sd (standard: series far from 0) "
+                        "(default: %(default)s)")
+    p.add_argument("--series-id", default="auto", choices=["auto", "true", "false"],
+                   dest="series_id", help="the series' id as a feature (auto: the "
+                   "backtest's choice on a scaled panel) (default: %(default)s)")
     p.add_argument("--out", required=True, help="CSV file to write")
     p.add_argument("--no-progress", dest="progress", action="store_false",
                    help="no progress bars (on by default, on stderr)")

@@ -75,3 +75,25 @@ def test_n_estimators_takes_auto_or_a_positive_integer(csv, tmp_path, capsys):
                   "--horizon", "3", "--n-estimators", bad, "--out", out])
         assert exit_.value.code == 2
         assert f"expected a positive integer or 'auto', got '{bad}'" in capsys.readouterr().err
+
+
+def test_scale_and_series_id_reach_the_forecaster(csv, tmp_path, monkeypatch):
+    import distboost.forecasting.forecaster as module
+
+    seen = []
+
+    class Recording(module.Forecaster):
+        def fit(self, *args, **kwargs):
+            out = super().fit(*args, **kwargs)
+            seen.append((out.scale_, out.series_id_))
+            return out
+
+    monkeypatch.setattr(module, "Forecaster", Recording)  # the CLI imports it when it runs
+    out = tmp_path / "f.csv"
+    args = [str(csv), "--time", "date", "--target", "y", "--id", "store", "--horizon", "3",
+            "--lags", "1,2", "--strategy", "recursive", "--n-estimators", "10",
+            "--calibrate", "false", "--out", str(out)]
+    assert main(["forecast", *args, "--scale", "standard", "--series-id", "true"]) == 0
+    assert main(["forecast", *args, "--scale", "false"]) == 0
+    assert seen == [("standard", True), ("none", True)]  # unscaled: the id carries the level
+    assert (pd.read_csv(out)["q0.05"] < pd.read_csv(out)["q0.95"]).all()
