@@ -38,6 +38,8 @@ Intelligence 2, 56-67.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import lightgbm as lgb
 import numpy as np
 import torch
@@ -47,8 +49,9 @@ from sklearn.model_selection import KFold
 from ..boosting.threads import num_threads
 
 __all__ = ["LocationStart", "POINT_DEFAULTS", "PATIENCE", "IDENTITY", "LOG", "AUTO",
-           "location_transform", "location_plan", "point_options", "refit_constants",
-           "cross_fitted", "CROSS_FIT_FOLDS", "fit_point_model", "cv_point_rounds"]
+           "location_transform", "LocationPlan", "location_plan", "point_options",
+           "refit_constants", "cross_fitted", "CROSS_FIT_FOLDS", "fit_point_model",
+           "cv_point_rounds"]
 
 #: Options of the point model (LightGBM's L2 regressor): ``n_estimators`` is the cap of its
 #: early-stopped rounds (all rounds when there are no validation rows).
@@ -78,8 +81,33 @@ def location_transform(family) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class LocationPlan:
+    """How a fit starts the location from a point model (:func:`location_plan`).
+
+    Attributes
+    ----------
+    options : dict
+        The point model's LightGBM options (:func:`point_options`).
+    transform : {"identity", "log"}
+        The point model fits ``y`` or ``log y`` (:func:`location_transform`).
+    column : int
+        The raw output of ``loc``.
+    rounds : int or None
+        The point model's rounds (None: chosen on the validation rows or the folds).
+    auto : bool
+        ``location_start="auto"``: the start is kept only where it wins.
+    """
+
+    options: dict
+    transform: str
+    column: int
+    rounds: int | None
+    auto: bool
+
+
 def location_plan(spec, family, mode: str, *, restricted: bool, lightgbm: bool,
-                  linear_start) -> dict | None:
+                  linear_start) -> LocationPlan | None:
     """Whether and how a fit starts the location from a point model.
 
     Parameters
@@ -98,9 +126,8 @@ def location_plan(spec, family, mode: str, *, restricted: bool, lightgbm: bool,
 
     Returns
     -------
-    dict or None
-        ``{"options", "transform", "column", "rounds", "auto"}`` (``rounds`` None: chosen
-        on the validation rows), or None: the constant start.
+    LocationPlan or None
+        The plan, or None: the constant start.
 
     Raises
     ------
@@ -130,9 +157,10 @@ def location_plan(spec, family, mode: str, *, restricted: bool, lightgbm: bool,
                    "(early_stopping=False): give them as location_start={'n_estimators': R}")
     else:
         options = point_options(spec)
-        return {"options": options, "transform": transform,
-                "column": list(family.param_names).index("loc"),
-                "rounds": options["n_estimators"] if mode == "none" else None, "auto": auto}
+        return LocationPlan(options=options, transform=transform,
+                            column=list(family.param_names).index("loc"),
+                            rounds=options["n_estimators"] if mode == "none" else None,
+                            auto=auto)
     if auto:
         return None
     raise ValueError(f"location_start={spec!r} cannot be used: {problem}. Use "

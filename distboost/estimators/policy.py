@@ -380,7 +380,7 @@ def _training_rows(validation: str, n: int, fraction: float, folds: int) -> int:
     return n
 
 
-def plan_fit(estimator, n: int, *, has_eval_set: bool, step: str, location: dict | None,
+def plan_fit(estimator, n: int, *, has_eval_set: bool, step: str, location,
              threads: int | None) -> FitPlan:
     """The plan of a fit of ``estimator`` on ``n`` rows.
 
@@ -393,7 +393,7 @@ def plan_fit(estimator, n: int, *, has_eval_set: bool, step: str, location: dict
     has_eval_set : bool
     step : str
         The step rule resolved from ``step="auto"``.
-    location : dict or None
+    location : LocationPlan or None
         The location start's plan (:func:`~distboost.estimators.location_start.
         location_plan`).
     threads : int or None
@@ -417,7 +417,7 @@ def plan_fit(estimator, n: int, *, has_eval_set: bool, step: str, location: dict
     else:
         linear_text = ("compared with the constant on the folds" if linear == "auto"
                        else "on the folds")
-    compare = location is not None and bool(location["auto"]) and n < AUTO_COMPARE_ROWS
+    compare = location is not None and bool(location.auto) and n < AUTO_COMPARE_ROWS
     location_text = ("none" if location is None
                      else "point model, compared with the constant start" if compare
                      else "point model")

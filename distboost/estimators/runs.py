@@ -11,6 +11,7 @@ refit on all rows after a held-out split.  :class:`Run` is what one run gives ba
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import warnings
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from .leaf_size import (
 )
 from .linear_start import LinearStart, choose_linear_start, fit_linear_start
 from .location_start import (
+    LocationPlan,
     LocationStart,
     cross_fitted,
     cv_point_rounds,
@@ -166,8 +168,8 @@ class FitRuns:
 
         plan = None
         if run.location is not None:
-            plan = {**location, "rounds": max(int(more(run.location.rounds)), 1),
-                    "auto": False}
+            plan = dataclasses.replace(location, rounds=max(int(more(run.location.rounds)), 1),
+                                       auto=False)
         ensemble = run.ensemble
         per_output = ensemble.best_iterations_ is not None
         best = int(more(ensemble.best_iteration_))
@@ -257,7 +259,7 @@ class FitRuns:
     def _fit_rows(self, family, X, y, sample_weight, X_val=None, y_val=None, w_val=None, *,
                   context: dict, seed: int, n_estimators: int | None = None,
                   penalty: float | None = None, warn: bool = True, where: str = "",
-                  output_rounds=None, location: dict | None = None,
+                  output_rounds=None, location: LocationPlan | None = None,
                   sizes: tuple[int, int] | None = None) -> Run:
         """One boosting run on the given rows: objective, start, engine.
 
@@ -350,7 +352,7 @@ class FitRuns:
     def _location_start(self, plan, objective, X, y, sample_weight, val, data, data_val,
                         context, seed):
         """The point model of the location on the training rows (rounds early-stopped on
-        the validation rows, or ``plan["rounds"]``), its offsets in ``data`` and
+        the validation rows, or ``plan.rounds``), its offsets in ``data`` and
         ``data_val``, and the constant parts of the raw scores refitted given it:
         ``(LocationStart or None, init_raw)``.  Under ``"auto"`` a point model that does
         not beat the constant on the validation rows is not used (None)."""
@@ -358,28 +360,27 @@ class FitRuns:
         X_tree = self._tree_X(X, context)
         X_val_tree = None if X_val is None else self._tree_X(X_val, context)
         booster, rounds, curve, center = fit_point_model(
-            X_tree, y, sample_weight, plan["options"], plan["transform"], seed, self.n_jobs,
-            X_val_tree, y_val, w_val, rounds=plan["rounds"])
-        start = LocationStart(booster, plan["column"], objective.n_outputs, rounds,
-                              plan["transform"], plan["options"], center)
-        if plan["auto"] and curve is not None:
-            target = np.log(y_val) if plan["transform"] == "log" else y_val
-            centre = np.average(np.log(y) if plan["transform"] == "log" else y,
+            X_tree, y, sample_weight, plan.options, plan.transform, seed, self.n_jobs,
+            X_val_tree, y_val, w_val, rounds=plan.rounds)
+        start = LocationStart(booster, plan.column, objective.n_outputs, rounds,
+                              plan.transform, plan.options, center)
+        if plan.auto and curve is not None:
+            target = np.log(y_val) if plan.transform == "log" else y_val
+            centre = np.average(np.log(y) if plan.transform == "log" else y,
                                 weights=sample_weight)
             if not curve[rounds - 1] < np.average((target - centre) ** 2, weights=w_val):
                 return None, objective.init_raw
         offset = start.offset(X_tree)
-        if plan.get("cross_fit", True):
-            oof = cross_fitted(X_tree, y, sample_weight, plan["options"], plan["transform"],
-                               seed, rounds, self.n_jobs)
-            if oof is not None:
-                offset[:, plan["column"]] = oof
+        oof = cross_fitted(X_tree, y, sample_weight, plan.options, plan.transform, seed,
+                           rounds, self.n_jobs)
+        if oof is not None:
+            offset[:, plan.column] = oof
         data["offset"] = data.get("offset", 0.0) + torch.as_tensor(offset)
         if data_val is not None:
             data_val["offset"] = data_val.get("offset", 0.0) + torch.as_tensor(
                 start.offset(X_val_tree))
         init_raw = objective.init_raw.copy()
-        init_raw[plan["column"]] = 0.0
+        init_raw[plan.column] = 0.0
         return start, refit_constants(objective.loss, init_raw, data, sample_weight)
 
     def _continued_outputs(self, objective) -> tuple | None:
@@ -404,7 +405,7 @@ class FitRuns:
                                      profile=run.objective.dispersion_profile())[0]
 
     def _fit_cross_validated(self, family, X, y, sample_weight, context, seed,
-                             location: dict | None = None, penalty=_CHOOSE) -> Run:
+                             location: LocationPlan | None = None, penalty=_CHOOSE) -> Run:
         """Rounds chosen by K-fold cross-validation, then a refit on all rows.
 
         First the start: the penalised linear model when ``linear_start`` and
@@ -427,7 +428,7 @@ class FitRuns:
         # A linear slope could break a monotone constraint or use a parameter's excluded
         # columns: the "auto" start is the constant then (True is refused in fit).
         if (choose and self.linear_start and not context["_tree_options_"].restricted
-                and (location is None or location["auto"])):
+                and (location is None or location.auto)):
             def make_loss(y_rows):
                 objective = self._make_objective(family, None, y_rows, None, warn=False,
                                                  context=context)
@@ -437,7 +438,7 @@ class FitRuns:
                                           LinearStart.design_of, slope_mask(family))
         if penalty is not None:
             location = None  # "auto": the linear start chosen first stays
-        elif location is not None and location["rounds"] is None:
+        elif location is not None and location.rounds is None:
             location = self._cv_location_plan(location, X, y, sample_weight, folds, context,
                                               seed)
 
@@ -499,25 +500,25 @@ class FitRuns:
         validation curve; None under ``"auto"`` when that curve's best does not beat the
         constant (each fold's training mean)."""
         curves, constant, weights = [], [], []
-        target = np.log(y) if plan["transform"] == "log" else np.asarray(y, np.float64)
+        target = np.log(y) if plan.transform == "log" else np.asarray(y, np.float64)
         w = np.ones(len(y)) if sample_weight is None else sample_weight
         for train, valid in folds:
             _, _, curve, _ = fit_point_model(
                 self._tree_X(take_rows(X, train), context), y[train], w[train],
-                plan["options"], plan["transform"], seed, self.n_jobs,
+                plan.options, plan.transform, seed, self.n_jobs,
                 self._tree_X(take_rows(X, valid), context), y[valid], w[valid])
             curves.append(curve)
             centre = np.average(target[train], weights=w[train])
             constant.append(np.average((target[valid] - centre) ** 2, weights=w[valid]))
             weights.append(float(w[valid].sum()))
         rounds = cv_point_rounds(curves, weights)
-        if plan["auto"]:
+        if plan.auto:
             length = max(len(c) for c in curves)
             mean = np.average([np.pad(c, (0, length - len(c)), mode="edge") for c in curves],
                               axis=0, weights=weights)
             if not mean[rounds - 1] < np.average(constant, weights=weights):
                 return None
-        return {**plan, "rounds": rounds}
+        return dataclasses.replace(plan, rounds=rounds)
 
 
 def _mean_loss(loss, raw, data, weight) -> float:

@@ -15,6 +15,7 @@ from policy_cases import CASES, PREDICT_ROWS, REFERENCE, frame, predictions
 
 import distboost as db
 from distboost.estimators import policy
+from distboost.estimators.location_start import LocationPlan
 from distboost.estimators.policy import (
     RULES,
     THRESHOLDS,
@@ -98,7 +99,8 @@ def test_the_plan_at_n_rows(n, mode, cap, linear):
     assert plan.tree_size == policy.auto_tree_size(plan.training_rows)
     assert plan.calibrate and plan.per_parameter_stopping and plan.fine_leaves
     with_eval = plan_fit(db.DistributionalRegressor(), n, has_eval_set=True, step="natural",
-                         location={"auto": True}, threads=None)
+                         location=LocationPlan({}, "identity", 0, None, auto=True),
+                         threads=None)
     assert with_eval.validation == "eval_set" and with_eval.training_rows == n
     assert with_eval.compare_location == (n < policy.AUTO_COMPARE_ROWS)
     off = plan_fit(db.DistributionalRegressor(early_stopping=False, n_estimators=7), n,
