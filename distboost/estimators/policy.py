@@ -438,14 +438,14 @@ def policy_markdown(estimator, describe_at=(300, 3_000, 30_000)) -> str:
     values, and ``estimator``'s (a default regressor's) :meth:`FitPlan.describe` at
     ``describe_at`` rows for the Normal on a quiet 2-core machine (not this machine's
     count of free cores)."""
-    import_values = {name: globals()[name] for name in THRESHOLDS}
+    values = {name: globals()[name] for name in THRESHOLDS}
     out = ["| option | when | what it does | why | thresholds |", "|---|---|---|---|---|"]
     for r in RULES:
         consts = ", ".join(f"`{c}`" for c in r.constants) or "-"
         out.append(f"| `{r.option}` | {r.when} | {r.what} | {r.why} ([measured]"
                    f"({r.anchor})) | {consts} |")
     out += ["", "| threshold | value |", "|---|---|"]
-    out += [f"| `{k}` | {v:,} |" for k, v in import_values.items()]
+    out += [f"| `{k}` | {v:,} |" for k, v in values.items()]
     for n in describe_at:
         plan = plan_fit(estimator, n, has_eval_set=False, step="natural", location=None,
                         threads=1 if n < SINGLE_THREAD_ROWS else 2)
