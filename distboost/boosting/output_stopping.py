@@ -36,7 +36,12 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ParameterStopper", "FreezingBackend", "predict_per_output", "per_output"]
+__all__ = ["ParameterStopper", "FreezingBackend", "predict_per_output", "per_output",
+           "SOLO_PATIENCE_SHARE"]
+
+#: Phase 2 waits ``max(patience, int(SOLO_PATIENCE_SHARE * b))`` rounds: all of phase 1's
+#: best round ``b`` (shorter waits measured worse: ``benchmarks/phase2_patience.py``).
+SOLO_PATIENCE_SHARE = 1.0
 
 
 class ParameterStopper:
@@ -104,7 +109,7 @@ class ParameterStopper:
         if self.joint_rounds > 0 or self.snapshot is None or self.cont.all():
             return True
         self.joint_rounds, self.since = round_, 0
-        self.solo_patience = max(self.patience, self.best_round)
+        self.solo_patience = max(self.patience, int(SOLO_PATIENCE_SHARE * self.best_round))
         self.frozen[~self.cont] = True
         return False
 
