@@ -7,8 +7,9 @@ package is (:func:`_register_all`): a family file registers its families with ``
 so adding a family is adding its file.  ``Censored`` and ``Truncated`` wrap any continuous family
 (one base, :class:`~distboost.families.wrapper.Wrapped`); ``Affine`` gives the law of
 ``shift + factor * Z`` (forecasts of standardised series in their own units).  ``Empirical(m)``
-(not registered) holds ``m`` draws per row: the sample-based forecasts of
-:mod:`distboost.forecasting`.
+(not registered) holds ``m`` draws per row and ``EqualMixture(component, m)`` the average
+of ``m`` laws per row (not registered either): the forecasts of
+:mod:`distboost.forecasting`'s sample paths.
 """
 
 import importlib as _importlib
@@ -19,6 +20,7 @@ from .base import Family
 from .calibrated import Calibrated
 from .censored import Censored
 from .empirical import Empirical
+from .equal_mixture import EqualMixture
 from .mixture import Mixture
 from .registry import available, from_state, get, register
 from .support import Support
@@ -26,8 +28,8 @@ from .table import table, table_markdown
 from .truncated import Truncated
 from .wrapper import Wrapped
 
-__all__ = ["Affine", "Calibrated", "Censored", "Empirical", "Family", "Mixture", "Support",
-           "Truncated", "Wrapped", "available", "from_state", "get", "register", "table",
+__all__ = ["Affine", "Calibrated", "Censored", "Empirical", "EqualMixture", "Family", "Mixture",
+           "Support", "Truncated", "Wrapped", "available", "from_state", "get", "register", "table",
            "table_markdown"]
 
 

@@ -118,8 +118,8 @@ class Empirical(Family):
         raise ValueError(
             f"An empirical (sample-based) distribution of {self.n_samples} draws has no density, "
             "so no log-likelihood (NLL): score it with the CRPS, PIT, intervals or quantiles. "
-            "(Forecaster.backtest reports the NLL of a recursive forecast from the mixture of "
-            "its paths' one-step laws.)")
+            "(A recursive Forecaster's predict_dist is the mixture of its paths' one-step laws, "
+            "which has one.)")
 
     log_prob = _no_density
     nll = _no_density

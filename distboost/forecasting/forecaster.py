@@ -102,8 +102,9 @@ class Forecaster:
     id_col, time_col, target_col : str, default="id", "time", "y"
         Columns of a long DataFrame (``target_col`` may be a pair ``(lower, upper)``: a
         censored history).
-    n_paths : int, default=1000
-        Sample paths behind the marginals of a recursive ``predict_dist``.
+    n_paths : int, default=200
+        Sample paths behind the marginals of a recursive ``predict_dist`` (the mixture of
+        their one-step laws).
     random_state : int, default=0
         Seed of the regressor and of the sample paths.
     **regressor_options
@@ -155,7 +156,7 @@ class Forecaster:
                  season_length: int | None = None, date_features="auto", strategy: str = "auto",
                  scale="auto", series_id="auto", difference: bool = False, calibrate="auto",
                  freq=None, fill: str = "raise", id_col: str = "id", time_col: str = "time",
-                 target_col="y", n_paths: int = 1000, random_state=0, **regressor_options):
+                 target_col="y", n_paths: int = 200, random_state=0, **regressor_options):
         self.family = family
         self.horizon = horizon
         self.lags = lags
@@ -475,9 +476,10 @@ class Forecaster:
             Rows series after series, step after step; its ``index`` holds the future times
             (and the series ids for several series).  Direct strategy: the family's exact
             marginals (of ``factor * Z`` under scaling by the window,
-            :class:`~distboost.families.Affine`).  Recursive: the empirical marginals of
-            ``n_paths`` sample paths (:class:`~distboost.families.Empirical`: quantiles,
-            CRPS and intervals of the draws, no density).
+            :class:`~distboost.families.Affine`).  Recursive: each step's mixture of the
+            one-step laws of ``n_paths`` stratified sample paths
+            (:class:`~distboost.families.EqualMixture`: exact at the first step; quantiles,
+            CRPS, intervals and a density).
         """
         ctx, panel, index = self._contexts(y_hist, X_future)
         return marginals(self, ctx, panel.datetime, index)

@@ -5,7 +5,8 @@ backtest that makes the "auto" choices): the strategy forecasts in the model's u
 (:mod:`.strategies`), the step calibration maps apply there (:mod:`.calibration`), and the
 scaling by the window is undone last (:mod:`.scaling`): a direct marginal becomes the law of
 ``factor * Z`` (:class:`~distboost.families.Affine`); recursive paths are drawn in the
-series' units step by step.  Joint paths of the direct strategy come from its marginals and
+series' units step by step, and their marginals are the mixtures of the paths' one-step
+laws.  Joint paths of the direct strategy come from its marginals and
 the copula over the steps (:mod:`.copula`).
 """
 
@@ -18,7 +19,7 @@ from ..predictive import Predictive
 from .calibration import calibrate_direct, calibrate_paths, calibrate_scores
 from .copula import copula_paths
 from .scaling import SHIFTED
-from .strategies import Contexts, direct_dist, empirical, simulate
+from .strategies import Contexts, direct_dist, empirical, mixture, simulate
 
 __all__ = ["marginals", "paths", "scored"]
 
@@ -36,14 +37,19 @@ def _in_units(fc, dist: Predictive, shift: np.ndarray, factor: np.ndarray,
 def marginals(fc, ctx: Contexts, datetime: bool, index=None) -> Predictive:
     """Each context's and step's predictive law (rows ``c * H + h``), calibrated when the
     forecaster is, in the series' units: the direct strategy's exact marginals, or the
-    empirical marginals of ``fc.n_paths`` recursive paths."""
+    mixture of the one-step laws of ``fc.n_paths`` recursive paths."""
     if fc.strategy_ == "direct":
         dist, shift, factor = direct_dist(fc.model_, fc.spec_, ctx, datetime)
         if fc.calibration_ is not None:
             dist = calibrate_direct(dist, fc.calibration_, len(ctx))
         return _in_units(fc, dist, shift, factor, index)
-    sims = paths(fc, ctx, datetime, fc.n_paths, fc.random_state)
-    return empirical(sims, fc.model_.family_, index=index)
+    laws: list = []
+    rng = np.random.default_rng(fc.random_state)
+    simulate(fc.model_, fc.spec_, ctx, int(fc.n_paths), rng, datetime, laws=laws)
+    dist = mixture(laws, fc.model_.family_, fc.spec_, len(ctx), int(fc.n_paths))
+    if fc.calibration_ is not None:
+        return calibrate_direct(dist, fc.calibration_, len(ctx), index)
+    return Predictive(dist.family, dist.params, index=index)
 
 
 def paths(fc, ctx: Contexts, datetime: bool, n_paths: int, seed) -> np.ndarray:

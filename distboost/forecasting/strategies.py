@@ -7,12 +7,17 @@ forecast from the end of each series, or from every origin of a backtest, all in
 * **recursive** (one model of the next step): ``n_paths`` sample paths per context are grown
   step by step; at each step one ``predict_dist`` call gives the one-step law of every path
   (all contexts and paths at once, rows ``context * n_paths + path``) and one draw per row
-  extends it.  The loop is over the steps only.  The paths are joint draws from the model's
-  law of the whole horizon; the marginal of a step is the empirical law of its draws
-  (:class:`~distboost.families.Empirical`).  Given the truth, each step also scores the
-  *mixture* of the paths' one-step laws, ``p(y_t) ~ (1 / P) sum_p f(y_t | path p)`` (exact
-  for the first step, a Monte Carlo mixture later), which has a density: the NLL and PIT of
-  backtests.
+  extends it.  The loop is over the steps only.  Each path is a draw from the model's law of
+  the whole horizon.  The draws are stratified (a Latin hypercube over the paths, McKay,
+  Beckman & Conover 1979): at each step a context's ``P`` paths take the quantiles of their
+  one-step laws at levels one in each stratum ``[i / P, (i + 1) / P)``, the strata shuffled
+  across the paths, so that every path's levels are still independent uniforms while the
+  paths together cover the levels evenly.  The marginal of a step is the *mixture* of the
+  paths' one-step laws, ``p(y_t) ~ (1 / P) sum_p f(y_t | path p)``
+  (:class:`~distboost.families.EqualMixture`, :func:`mixture`): exact for the first step,
+  a Rao-Blackwellised Monte Carlo mixture later, with a density (the NLL and PIT of
+  backtests).  Backtests score the CRPS of the paths' draws
+  (:class:`~distboost.families.Empirical`, :func:`empirical`).
 * **direct** (one model of every step, the step a feature): one ``predict_dist`` call for all
   contexts and steps; the marginals are the family's own (exact quantiles, CRPS, NLL).  It
   models no dependence between steps, so it gives no joint paths.
@@ -25,12 +30,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..families import Empirical
+from ..families import Affine, Empirical, EqualMixture
 from ..predictive import Predictive
 from .features import FeatureSpec, buffer_scales, window_features
 from .scaling import SHIFTED
 
-__all__ = ["Contexts", "simulate", "direct_dist", "shift"]
+__all__ = ["Contexts", "simulate", "direct_dist", "shift", "empirical", "mixture"]
 
 
 @dataclass
@@ -103,9 +108,12 @@ def _logmeanexp(a: np.ndarray) -> np.ndarray:
 
 
 def simulate(model, spec: FeatureSpec, ctx: Contexts, n_paths: int, rng, datetime: bool,
-             truth: np.ndarray | None = None):
+             truth: np.ndarray | None = None, laws: list | None = None):
     """Sample paths, shape (C, n_paths, H), in the series' units; with ``truth`` (C, H) also
-    the NLL and PIT of the paths' mixture at every step, each of shape (C, H).
+    the NLL and PIT of the paths' mixture at every step, each of shape (C, H).  Given a list
+    ``laws``, each step appends its paths' one-step laws in the series' units (the parameters
+    of :func:`path_law`'s family, arrays of ``C * n_paths`` rows ``c * n_paths + p``), the
+    components of :func:`mixture`.
 
     Every step is one ``predict_dist`` call on all ``C * n_paths`` rows (``C`` rows at the
     first step, where all paths of a context share their history) and one draw per row.  A
@@ -132,7 +140,8 @@ def simulate(model, spec: FeatureSpec, ctx: Contexts, n_paths: int, rng, datetim
         dist = model.predict_dist(X)
         base = buf[:, -1] if spec.difference else origin_shift[rows]  # (C * per,)
         unit = factor if scaled else np.ones(buf.shape[0])
-        z = dist.sample(P if h == 0 else 1, random_state=rng)
+        u = _stratified(rng, C, P)  # (C, P): each path's level of its one-step law
+        z = dist.quantile(u).T if h == 0 else dist.quantile(u.reshape(-1, 1)).T
         if scaled and spec.target_range is not None:
             z = np.clip(z, *spec.target_range)
         if h == 0:  # one law per context: P draws of it
@@ -140,6 +149,9 @@ def simulate(model, spec: FeatureSpec, ctx: Contexts, n_paths: int, rng, datetim
         else:  # one law per path: one draw each
             draw = (z[0] * unit + base).reshape(C, P)
         paths[:, :, h] = draw
+        if laws is not None:
+            step_law = {**dist.params, "shift": base, "factor": unit}
+            laws.append({k: np.repeat(v, P) if h == 0 else v for k, v in step_law.items()})
         if truth is not None:
             y_rel = (truth[rows, h] - base) / unit
             lp = dist.log_prob(y_rel).reshape(C, per) - np.log(unit).reshape(C, per)
@@ -150,6 +162,14 @@ def simulate(model, spec: FeatureSpec, ctx: Contexts, n_paths: int, rng, datetim
                 buf = np.repeat(buf, P, axis=0)
             buf = np.concatenate([buf[:, 1:], draw.reshape(-1, 1)], axis=1)
     return paths, nll, pit
+
+
+def _stratified(rng, C: int, P: int) -> np.ndarray:
+    """Levels (C, P): per context one level in each of ``P`` equal strata ``[i / P, (i + 1)
+    / P)``, uniform within it, the strata shuffled across the paths (module docstring)."""
+    perm = rng.permuted(np.tile(np.arange(P, dtype=np.float64), (C, 1)), axis=1)
+    u = (perm + rng.uniform(size=(C, P))) / P
+    return np.clip(u, 1e-15, 1.0 - 1e-15)
 
 
 def _mixture_pit(dist: Predictive, y: np.ndarray, C: int, per: int, rng) -> np.ndarray:
@@ -168,3 +188,29 @@ def empirical(paths: np.ndarray, family, index=None) -> Predictive:
     draws = paths.transpose(1, 0, 2).reshape(P, C * H)
     fam = Empirical(P, support=family.support, discrete=family.discrete)
     return Predictive(fam, Empirical.params_of(draws), index=index)
+
+
+def path_law(family, spec: FeatureSpec):
+    """The family of one path's one-step law in the series' units: ``family`` itself when
+    the model's units are the series' (no scaling by the window, no differencing: count
+    families always), else the law of ``shift + factor * Z``
+    (:class:`~distboost.families.Affine`)."""
+    if spec.scale not in SHIFTED and not spec.difference:
+        return family
+    return Affine(family)
+
+
+def mixture(laws: list, family, spec: FeatureSpec, C: int, P: int, index=None):
+    """The marginal of every context and step (rows ``c * H + h``) as the equally weighted
+    mixture of its ``P`` paths' one-step laws (:class:`~distboost.families.EqualMixture`, a
+    Rao-Blackwellised marginal: exact at the first step, and with the Monte Carlo error of
+    the paths' histories only later), from the per-step ``laws`` :func:`simulate` collected.
+    """
+    comp = path_law(family, spec)
+    H = len(laws)
+    params = {}
+    for name in comp.param_names:  # (H, C * P) -> (P, C * H): component i's rows c * H + h
+        stack = np.stack([np.asarray(step[name], dtype=np.float64) for step in laws])
+        cols = np.ascontiguousarray(stack.reshape(H, C, P).transpose(2, 1, 0)).reshape(P, C * H)
+        params.update({f"{name}_{i}": cols[i] for i in range(P)})
+    return Predictive(EqualMixture(comp, P), params, index=index)

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import distboost as db
 from distboost.forecasting import Forecaster
 
 T = pd.date_range("2024-01-01", periods=60, freq="h")
@@ -37,6 +38,12 @@ def fitted(kind="plain"):
         elif kind == "ids":
             _cache[kind] = F(series_id=True).fit({"a": Y, "b": Y + 1})
     return _cache[kind]
+
+
+def _draws(paths):
+    """The empirical law of the draws of paths (P, H): the marginals of a sample."""
+    fam = db.families.Empirical(paths.shape[0])
+    return db.Predictive(fam, db.families.Empirical.params_of(paths))
 
 
 def gap():
@@ -126,8 +133,8 @@ CASES = {
         lambda: F(n_estimator=5).fit(Y), ValueError,
         r"Forecaster got unknown option\(s\) \['n_estimator'\] \('n_estimator': did you mean "
         r"'n_estimators'\?\)"),
-    "the NLL of a sample-based (recursive) forecast": (
-        lambda: fitted().predict_dist().nll(np.zeros(3)), ValueError,
+    "the NLL of the empirical law of sample paths' draws": (
+        lambda: _draws(fitted().sample_paths(20)).nll(np.zeros(3)), ValueError,
         r"An empirical \(sample-based\) distribution of 20 draws has no density"),
     "a backtest with no origin": (
         lambda: F().backtest(Y, start=59), ValueError,
