@@ -186,9 +186,10 @@ class Calibrated(Wrapped):
         y = torch.as_tensor(y, dtype=torch.float64)
         out = torch.zeros(broadcast_shapes(y.shape, (self._rows(params),)),
                           dtype=torch.float64)
-        for g, rows in self._groups(params, self._rows(params)):
-            for k in range(self.n_folds):
-                inner = self.inner.cdf(self._fold_params(params, k), y)
+        groups = self._groups(params, self._rows(params))
+        for k in range(self.n_folds):  # the inner law once per fold, its map per group
+            inner = self.inner.cdf(self._fold_params(params, k), y)
+            for g, rows in groups:
                 part = self._weights[g, k] * self._map(g, k, inner)
                 out = torch.where(rows, out + part, out)
         return out
@@ -201,13 +202,11 @@ class Calibrated(Wrapped):
             return torch.log(mass)
         shape = broadcast_shapes(y.shape, (self._rows(params),))
         out = torch.full(shape, -math.inf, dtype=torch.float64)
+        folds = [self._fold_params(params, k) for k in range(self.n_folds)]
+        inner = [(self.inner.cdf(f, y), self.inner.log_prob(f, y)) for f in folds]
         for g, rows in self._groups(params, self._rows(params)):
-            terms = []
-            for k in range(self.n_folds):
-                fold = self._fold_params(params, k)
-                dens = self._map(g, k, self.inner.cdf(fold, y), density=True)
-                terms.append(math.log(self._weights[g, k]) + torch.log(dens)
-                             + self.inner.log_prob(fold, y))
+            terms = [math.log(self._weights[g, k]) + torch.log(self._map(g, k, c, density=True))
+                     + lp for k, (c, lp) in enumerate(inner)]
             out = torch.where(rows, torch.logsumexp(torch.stack(terms), dim=0), out)
         return out
 
@@ -215,11 +214,7 @@ class Calibrated(Wrapped):
         q = torch.as_tensor(q, dtype=torch.float64)
         n = self._rows(params)
         if self.n_folds == 1:
-            out = torch.zeros(broadcast_shapes(q.shape, (n,)), dtype=torch.float64)
-            for g, rows in self._groups(params, n):
-                x = self.inner.icdf(self._fold_params(params, 0), self._map_inverse(g, 0, q))
-                out = torch.where(rows, x, out)
-            return out
+            return self._fold_quantile(params, 0, q, n)
         if self.inner.discrete:
             return invert_cdf(lambda v: self.cdf(params, v), q, self.support)
         # The mixture's quantile lies between its folds' own quantiles (each C_k(x_k) = q):
@@ -235,11 +230,10 @@ class Calibrated(Wrapped):
 
     def _fold_quantile(self, params, k: int, q: torch.Tensor, n: int) -> torch.Tensor:
         """``F_k^{-1}(G_{g,k}^{-1}(q))`` for every row (its group's map), shape ``q.shape``."""
-        out = torch.zeros(broadcast_shapes(q.shape, (n,)), dtype=torch.float64)
-        fold = self._fold_params(params, k)
-        for g, rows in self._groups(params, n):
-            out = torch.where(rows, self.inner.icdf(fold, self._map_inverse(g, k, q)), out)
-        return out
+        level = torch.zeros(broadcast_shapes(q.shape, (n,)), dtype=torch.float64)
+        for g, rows in self._groups(params, n):  # each row's raw level by its group's map
+            level = torch.where(rows, self._map_inverse(g, k, q), level)
+        return self.inner.icdf(self._fold_params(params, k), level)
 
     def log_cdf(self, params, y):
         return torch.log(self.cdf(params, y))
