@@ -40,6 +40,8 @@ from ._inversion import _bisect, invert_cdf
 from .base import Family, as_float64_tensor
 from .crps import _abs_normal_mean
 
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
 __all__ = ["EqualMixture"]
 
 #: Elements of the (rows, m, m) pair table of the closed-form CRPS computed at once.
@@ -126,9 +128,19 @@ class EqualMixture(Family):
         return fn(flat, wide).reshape(*lead, n, m)
 
     # ------------------------------------------------------------------ distribution functions
-    def cdf(self, params, y):
+    def _cdf_of(self, params):
+        """The mixture's cdf as a function of ``y`` of shape (..., n): for normal components
+        ``ndtr`` of the standardised values on the components' means and standard deviations,
+        taken once, else the component family's ``cdf``."""
+        if self._normal is not None:
+            loc, scale = self._normal_parts(params)
+            return lambda y: torch.special.ndtr(
+                (as_float64_tensor(y)[..., None] - loc) / scale).mean(-1)
         flat, n = self._flat(params)
-        return self._each(self.component.cdf, flat, n, y).mean(-1)
+        return lambda y: self._each(self.component.cdf, flat, n, y).mean(-1)
+
+    def cdf(self, params, y):
+        return self._cdf_of(params)(y)
 
     def log_cdf(self, params, y):
         flat, n = self._flat(params)
@@ -156,20 +168,40 @@ class EqualMixture(Family):
         the smallest integer ``k`` with ``F(k) >= q`` for counts."""
         q = as_float64_tensor(q)
         flat, n = self._flat(params)
-
-        def cdf(v):
-            return self._each(self.component.cdf, flat, n, v).mean(-1)
-
+        cdf = self._cdf_of(params)
         if self.discrete:
             return invert_cdf(cdf, q, self.support)
         each = self._each(self.component.icdf, flat, n, q)
         lo, hi = each.min(-1).values, each.max(-1).values
         # to 1e-10 of the bracket's width, the spread of the components' quantiles (not of
         # |x|: a forecast near 1e9 keeps the resolution of its spread)
-        x = _bisect(cdf, q, lo, hi, rtol=0.0, atol=1e-10 * (hi - lo))
+        tol = 1e-10 * (hi - lo)
+        if self._normal is not None:
+            lo, hi = self._newton(params, q, each.mean(-1), lo, hi, tol)
+        x = _bisect(cdf, q, lo, hi, rtol=0.0, atol=tol)
         x = torch.where(lo == hi, lo, x)
         x = torch.where(q <= 0.0, torch.full_like(x, self.support.low), x)
         return torch.where(q >= 1.0, torch.full_like(x, self.support.high), x)
+
+    def _newton(self, params, q, x, lo, hi, tol, steps: int = 20):
+        """Safeguarded Newton steps from ``x`` towards each level's quantile on a mixture of
+        normals (a step leaving the bracket ``[lo, hi]`` bisects it instead): the converged
+        quantile as a bracket of width 0, else the narrowed bracket for the bisection to
+        finish; a handful of cdf and density evaluations instead of dozens."""
+        loc, scale = self._normal_parts(params)
+        for _ in range(steps):
+            z = (x[..., None] - loc) / scale
+            gap = torch.special.ndtr(z).mean(-1) - q
+            dens = (torch.exp(-0.5 * z * z) / scale).mean(-1) * _INV_SQRT_2PI
+            lo = torch.where(gap < 0, torch.maximum(lo, x), lo)
+            hi = torch.where(gap >= 0, torch.minimum(hi, x), hi)
+            step = x - gap / dens.clamp_min(1e-300)
+            inside = (step >= lo) & (step <= hi)
+            new = torch.where(inside, step, 0.5 * (lo + hi))
+            if bool(((new - x).abs() <= tol).all()):  # converged: a bracket of width 0
+                return new, new
+            x = new
+        return lo, hi
 
     def _moments(self, params):
         flat, n = self._flat(params)

@@ -194,6 +194,10 @@ class Forecaster:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"Forecaster({args})"
 
+    def __getstate__(self) -> dict:
+        """The state to pickle, without the paths kept for ``sample_paths``."""
+        return {k: v for k, v in self.__dict__.items() if k != "_paths_memo_"}
+
     def _check_fitted(self) -> None:
         if not hasattr(self, "model_"):
             raise NotFittedError("This Forecaster is not fitted yet; call fit(y) first.")
@@ -518,6 +522,12 @@ class Forecaster:
         -------
         ndarray of shape (n_paths, horizon) for one Series, (n_paths, n_series, horizon)
         otherwise; the same ``random_state`` gives the same paths.
+
+        Notes
+        -----
+        A recursive ``predict_dist`` (``predict_quantiles``) keeps its paths: called next
+        with the same histories, ``n_paths`` and seed, this returns a copy of them instead
+        of drawing them again (the same paths either way).
         """
         if isinstance(n_paths, bool) or not isinstance(n_paths, Integral) or n_paths < 1:
             raise ValueError(f"n_paths must be an integer >= 1; got {n_paths!r}.")

@@ -12,7 +12,10 @@ the copula over the steps (:mod:`.copula`).
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
+import pandas as pd
 
 from ..families import Affine
 from ..predictive import Predictive
@@ -21,7 +24,12 @@ from .copula import copula_paths
 from .scaling import SHIFTED
 from .strategies import Contexts, direct_dist, empirical, mixture, simulate
 
-__all__ = ["marginals", "paths", "scored"]
+__all__ = ["marginals", "paths", "scored", "MEMO_VALUES"]
+
+#: The most values (contexts x paths x steps) of the recursive paths behind ``predict_dist``
+#: that a forecaster keeps for a ``sample_paths`` call on the same contexts, ``n_paths`` and
+#: seed (which would draw the very same paths again): 2**25 float64 values, 256 MiB.
+MEMO_VALUES = 2 ** 25
 
 
 def _in_units(fc, dist: Predictive, shift: np.ndarray, factor: np.ndarray,
@@ -45,7 +53,8 @@ def marginals(fc, ctx: Contexts, datetime: bool, index=None) -> Predictive:
         return _in_units(fc, dist, shift, factor, index)
     laws: list = []
     rng = np.random.default_rng(fc.random_state)
-    simulate(fc.model_, fc.spec_, ctx, int(fc.n_paths), rng, datetime, laws=laws)
+    sims, _, _ = simulate(fc.model_, fc.spec_, ctx, int(fc.n_paths), rng, datetime, laws=laws)
+    _remember(fc, ctx, int(fc.n_paths), fc.random_state, sims)
     dist = mixture(laws, fc.model_.family_, fc.spec_, len(ctx), int(fc.n_paths))
     if fc.calibration_ is not None:
         return calibrate_direct(dist, fc.calibration_, len(ctx), index)
@@ -60,7 +69,9 @@ def paths(fc, ctx: Contexts, datetime: bool, n_paths: int, seed) -> np.ndarray:
     if fc.strategy_ == "direct":
         dist = marginals(fc, ctx, datetime)
         return copula_paths(dist, len(ctx), H, n_paths, getattr(fc, "copula_", None), rng)
-    sims, _, _ = simulate(fc.model_, fc.spec_, ctx, int(n_paths), rng, datetime)
+    sims = _recalled(fc, ctx, int(n_paths), seed)
+    if sims is None:
+        sims, _, _ = simulate(fc.model_, fc.spec_, ctx, int(n_paths), rng, datetime)
     if fc.calibration_ is not None:
         sims = calibrate_paths(sims, fc.model_.family_, fc.calibration_)
     return sims
@@ -80,3 +91,34 @@ def scored(fc, ctx: Contexts, datetime: bool, truth: np.ndarray, n_paths: int):
         sims = calibrate_paths(sims, fc.model_.family_, fc.calibration_)
         pit, nll = calibrate_scores(pit, nll, fc.model_.family_, fc.calibration_)
     return empirical(sims, fc.model_.family_), nll.reshape(-1), pit.reshape(-1)
+
+
+def _key(fc, ctx: Contexts, n_paths: int, seed) -> tuple | None:
+    """What makes a simulation: the model, the contexts, ``n_paths`` and an integer seed
+    (None for any other seed: its draws are not reproducible)."""
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        return None
+    digest = hashlib.blake2b(digest_size=16)
+    for part in (ctx.hist, ctx.series, np.asarray(ctx.times).astype(str)):
+        digest.update(np.ascontiguousarray(part).tobytes())
+    if ctx.exog is not None:
+        digest.update(pd.util.hash_pandas_object(ctx.exog, index=False).to_numpy().tobytes())
+    return id(fc.model_), n_paths, int(seed), digest.hexdigest()
+
+
+def _remember(fc, ctx: Contexts, n_paths: int, seed, sims: np.ndarray) -> None:
+    """Keep the paths of ``predict_dist`` for :func:`_recalled` (up to :data:`MEMO_VALUES`
+    values; ``fc._paths_memo_``, dropped when the forecaster is refitted or pickled)."""
+    key = _key(fc, ctx, n_paths, seed)
+    if key is not None and sims.size <= MEMO_VALUES:
+        fc._paths_memo_ = (key, sims)
+    else:
+        fc.__dict__.pop("_paths_memo_", None)
+
+
+def _recalled(fc, ctx: Contexts, n_paths: int, seed) -> np.ndarray | None:
+    """A copy of the kept paths when they are the ones this call would draw, else None."""
+    memo = fc.__dict__.get("_paths_memo_")
+    if memo is None or memo[0] != _key(fc, ctx, n_paths, seed):
+        return None
+    return memo[1].copy()
