@@ -31,7 +31,7 @@ from .data import Panel, align_features, flat_times, future_times, long_features
 from .end_backtest import calibratable, run_end_backtest
 from .features import FeatureSpec, last_values, training_rows
 from .forecasts import marginals, paths
-from .plan import ForecastPlan, check_settings, make_plan, warn_flat
+from .plan import NESTED, ForecastPlan, check_settings, make_plan, regressor_kwargs, warn_flat
 from .scaling import SHIFTED
 from .strategies import Contexts
 
@@ -109,7 +109,9 @@ class Forecaster:
         Seed of the regressor and of the sample paths.
     **regressor_options
         Any option of :class:`~distboost.DistributionalRegressor` (``n_estimators``,
-        ``learning_rate``, ``step``, ``param_options``, ``backend``, ...).
+        ``learning_rate``, ``step``, ``param_options``, ``backend``, ...); one the
+        forecaster has too (``calibrate``) by its name after ``regressor__``
+        (scikit-learn's nested form): ``regressor__calibrate=False``.
 
     Attributes
     ----------
@@ -204,17 +206,20 @@ class Forecaster:
 
     def _regressor(self) -> DistributionalRegressor:
         known = set(DistributionalRegressor().get_params())
-        unknown = sorted(set(self.regressor_options) - known)
+        kwargs = regressor_kwargs(self.regressor_options)
+        unknown = sorted(k for k in self.regressor_options if k.removeprefix(NESTED) not in known)
         if unknown:
-            close = {u: difflib.get_close_matches(u, list(_OWN) + sorted(known), n=1)
+            close = {u: [NESTED + c for c in difflib.get_close_matches(
+                         u.removeprefix(NESTED), sorted(known), n=1)] if u.startswith(NESTED)
+                     else difflib.get_close_matches(u, list(_OWN) + sorted(known), n=1)
                      for u in unknown}
             hints = "; ".join(f"{u!r}: did you mean {c[0]!r}?" for u, c in close.items() if c)
             raise ValueError(
                 f"Forecaster got unknown option(s) {unknown}{' (' + hints + ')' if hints else ''}"
                 f"; it takes its own options ({', '.join(_OWN)}) and every option of "
                 "DistributionalRegressor.")
-        return DistributionalRegressor(family=self.family, random_state=self.random_state,
-                                       **self.regressor_options)
+        return DistributionalRegressor(**{"family": self.family,
+                                          "random_state": self.random_state, **kwargs})
 
     def _panel(self, y, what: str, freq=None) -> Panel:
         return to_panel(y, id_col=self.id_col, time_col=self.time_col,
@@ -385,7 +390,7 @@ class Forecaster:
           ``docs/benchmarks.md``, "Forecasting").  Longer histories keep the tail (many rows,
           and the latest regime).
         """
-        opts = self.regressor_options
+        opts = regressor_kwargs(self.regressor_options)
         if opts.get("early_stopping", "auto") not in ("auto", True):
             return None
         if strategy == "recursive" and rows.size < CV_MAX_ROWS:

@@ -29,7 +29,8 @@ from .defaults import (
 from .features import CALENDAR, auto_calendar
 from .scaling import MIN_SPREAD, SCALES, flat_series, on_real_line, scaling_kind
 
-__all__ = ["ForecastPlan", "check_settings", "make_plan", "warn_flat", "STRATEGIES"]
+__all__ = ["ForecastPlan", "check_settings", "make_plan", "warn_flat", "STRATEGIES", "NESTED",
+           "regressor_kwargs"]
 
 STRATEGIES = ("auto", "recursive", "direct")
 
@@ -189,3 +190,20 @@ def warn_flat(panel: Panel) -> None:
         "that variation, and their forecasts come out far too wide or off-centre.  Use "
         "scale='standard' (less the window's mean, over its standard deviation), or subtract "
         "each series' offset before fitting.", UserWarning, stacklevel=4)
+
+
+#: The prefix of a regressor option the forecaster shadows (``regressor__calibrate``).
+NESTED = "regressor__"
+
+
+def regressor_kwargs(options: dict) -> dict:
+    """The regressor's options of a forecaster, ``regressor__<name>`` given as ``<name>``
+    (a ValueError for an option given both ways)."""
+    out = {}
+    for key, value in options.items():
+        name = key.removeprefix(NESTED)
+        if name in out:
+            raise ValueError(f"The regressor's option {name!r} is given twice ({name!r} and "
+                             f"{NESTED + name!r}); give it once.")
+        out[name] = value
+    return out

@@ -133,6 +133,10 @@ CASES = {
         lambda: F(n_estimator=5).fit(Y), ValueError,
         r"Forecaster got unknown option\(s\) \['n_estimator'\] \('n_estimator': did you mean "
         r"'n_estimators'\?\)"),
+    "a regressor option given with and without regressor__": (
+        lambda: F(learning_rate=0.1, regressor__learning_rate=0.2).fit(Y), ValueError,
+        r"The regressor's option 'learning_rate' is given twice \('learning_rate' and "
+        r"'regressor__learning_rate'\); give it once"),
     "the NLL of the empirical law of sample paths' draws": (
         lambda: _draws(fitted().sample_paths(20)).nll(np.zeros(3)), ValueError,
         r"An empirical \(sample-based\) distribution of 20 draws has no density"),

@@ -186,3 +186,14 @@ def test_a_series_offset_by_1e9_gets_the_same_forecast():
     far = Forecaster(**kw).fit(y + 1e9).predict_dist()
     np.testing.assert_allclose(far.mean - 1e9, near.mean, atol=1e-5)
     np.testing.assert_allclose(far.stddev, near.stddev, rtol=1e-5)
+
+
+def test_a_shadowed_regressor_option_reaches_the_regressor_by_its_nested_name():
+    """``calibrate`` is the forecaster's (step maps); the regressor's dispersion shift is
+    ``regressor__calibrate``, kept by get_params and set_params."""
+    y = pd.Series(np.random.default_rng(2).normal(size=200).cumsum())
+    fc = Forecaster(horizon=2, lags=[1], rolling=(), regressor__calibrate=False,
+                    n_estimators=10, early_stopping="holdout", calibrate=False)
+    assert fc.get_params()["regressor__calibrate"] is False
+    assert fc.fit(y).model_.calibrate is False and fc.calibrate is False
+    assert fc.set_params(regressor__calibrate=True).fit(y).model_.calibrate is True
