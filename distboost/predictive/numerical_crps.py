@@ -48,7 +48,7 @@ def crps_numerical(family, params: dict, y: np.ndarray, *, max_chunk: int = 20_0
     -------
     ndarray of shape (n,)
     """
-    y = np.asarray(y, dtype=np.float64)
+    y = np.array(y, dtype=np.float64)  # a writable copy (pandas 3 hands out read-only views)
     n = y.shape[0]
     out = np.empty(n)
     for start in range(0, n, max_chunk):
@@ -68,8 +68,8 @@ def crps_interval_numerical(family, params: dict, lower: np.ndarray, upper: np.n
     """Survival CRPS of interval-censored observations (Avati et al. 2020, eq. 3):
     ``int_{-inf}^{l} F(x)^2 dx + int_{u}^{inf} (1 - F(x))^2 dx``; equal bounds give the CRPS,
     ``u = inf`` a right-censored row.  Same quadrature as :func:`crps_numerical`."""
-    lower = np.asarray(lower, dtype=np.float64)
-    upper = np.asarray(upper, dtype=np.float64)
+    lower = np.array(lower, dtype=np.float64)
+    upper = np.array(upper, dtype=np.float64)
     n = lower.shape[0]
     out = np.empty(n)
     for start in range(0, n, max_chunk):
