@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from .boosting.derivatives import step_derivatives
-from .families.fisher import make_fisher_fn
+from .families.numerics.fisher import make_fisher_fn
 
 __all__ = ["FamilyObjective", "SCORING_RULES", "check_step", "dispersion_columns",
            "floored_start", "raw_floor", "slope_mask"]

@@ -219,7 +219,7 @@ def test_known_violations_are_not_stale():
 
 def private_owner(module: str) -> str | None:
     """The package a private module belongs to, or None for a public module: for
-    ``distboost.families._special`` that is ``distboost.families`` (the first component
+    ``distboost.families.numerics.special`` that is ``distboost.families`` (the first component
     starting with ``_``, dunder names aside, makes the rest private to its parent)."""
     parts = module.split(".")
     for i, part in enumerate(parts[1:], start=1):
@@ -292,7 +292,7 @@ def test_the_checker_sees_lazy_relative_and_absolute_imports(tmp_path):
 
 @pytest.mark.parametrize(("module", "layer"), [
     ("distboost.links", "links"), ("distboost.families.base", "families"),
-    ("distboost.families._inversion", "families"), ("distboost.predictive", "predictive"),
+    ("distboost.families.numerics.inversion", "families"), ("distboost.predictive", "predictive"),
     ("distboost.metrics.scorers", "metrics"), ("distboost.boosting.engine", "boosting"),
     ("distboost.estimators.varying", "estimators"), ("distboost", "package"),
 ])
@@ -301,8 +301,9 @@ def test_layer_lookup(module, layer):
 
 
 @pytest.mark.parametrize(("module", "owner"), [
-    ("distboost.families._special", "distboost.families"), ("distboost._validation", "distboost"),
-    ("distboost.families.crps", None), ("distboost.dask._worker", "distboost.dask"),
+    ("distboost.families._histogram_bins", "distboost.families"),
+    ("distboost._validation", "distboost"),
+    ("distboost.families.numerics.crps", None), ("distboost.dask._worker", "distboost.dask"),
     ("distboost.plotting._axes", "distboost.plotting"), ("distboost.__main__", None),
 ])
 def test_private_owner(module, owner):

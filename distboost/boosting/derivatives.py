@@ -371,7 +371,8 @@ class StepComputer:
 
     def _data_rows(self, rows: slice) -> dict:
         """The data of a block of rows: the same views every round, so that what a family
-        derives from its target alone (:func:`distboost.families._special.remembered`: ``log
+        derives from its target alone (:func:`distboost.families.numerics.special.remembered`:
+        ``log
         y!``, ``log y``, a censored target's row plan) is derived once per block, not every
         round."""
         key = (rows.start, rows.stop)

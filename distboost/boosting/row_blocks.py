@@ -11,7 +11,7 @@ of :data:`BLOCK_ROWS` rows (no Python loop over rows), writing each block's valu
 same outputs: only the per-row loss (one float64 vector, kept across rounds so that its
 sum is the one of the whole batch) and the output buffers have ``n`` entries.  Each block's
 data are the same views every round, so what a family derives from its target alone
-(:func:`distboost.families._special.remembered`) is derived once per block.
+(:func:`distboost.families.numerics.special.remembered`) is derived once per block.
 
 The values are those of one call: the derivatives and the loss are per-row functions
 (:func:`~.derivatives.step_derivatives` relies on it), torch's elementwise operations give

@@ -39,7 +39,7 @@ from .. import families as _families
 from .._validation import check_target, numeric_columns, resolve_columns, take_columns
 from ..boosting import STEP_RULES
 from ..families.censored import Censored
-from ..families.fisher import make_fisher_fn
+from ..families.numerics.fisher import make_fisher_fn
 from ..families.support import REAL
 from ..objective import FamilyObjective
 from ..persistence import loadable

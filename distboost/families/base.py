@@ -25,8 +25,8 @@ import torch
 from torch.distributions import Distribution
 
 from ..links import Link, get_link, link_for_constraint
-from ._inversion import invert_cdf
-from .information import info_matrix, raw_information
+from .numerics.information import info_matrix, raw_information
+from .numerics.inversion import invert_cdf
 from .support import REAL, Support
 
 __all__ = ["Family", "as_float64_tensor", "info_matrix", "raw_information", "refuse_all_zero",
@@ -99,11 +99,11 @@ class Family:
     #: ``y`` is a class index (bernoulli, categorical).
     classification: bool = False
     #: The closed-form CRPS ``f(y, *params in param_names order) -> Tensor`` that the base
-    #: :meth:`crps` calls (a ``staticmethod`` of :mod:`distboost.families.crps`), or None.
+    #: :meth:`crps` calls (a ``staticmethod`` of :mod:`distboost.families.numerics.crps`), or None.
     crps_formula = None
     #: The closed-form per-row NLL and its gradient on the natural scale, ``f(y, *params in
     #: param_names order) -> (nll, tuple of d nll / d param)`` (a ``staticmethod`` of
-    #: :mod:`distboost.families.scores`), or None: the base :meth:`raw_derivatives` carries
+    #: :mod:`distboost.families.numerics.scores`), or None: the base :meth:`raw_derivatives` carries
     #: it to the raw scores.
     score_formula = None
     #: Links to use instead of the constraint-derived ones (class-level defaults).
@@ -378,12 +378,12 @@ class Family:
         -----
         The base implementation is the chain rule of :attr:`score_formula` through the links
         and the floors, with :meth:`fisher_information` at the floored scores
-        (:func:`distboost.families.scores.chain_rule`); None without a formula, for a link
+        (:func:`distboost.families.numerics.scores.chain_rule`); None without a formula, for a link
         without a closed-form derivative, or without a closed-form Fisher information.
         """
         if self.score_formula is None:
             return None
-        from .scores import chain_rule
+        from .numerics.scores import chain_rule
 
         own = type(self).fisher_information is not Family.fisher_information
         return chain_rule(self, self.score_formula, raw, y, floor, natural_fisher=not own)
@@ -448,7 +448,7 @@ class Family:
         -------
         dict of str to float
         """
-        from ._mle import numerical_mle
+        from .numerics.mle import numerical_mle
 
         y = self.validate_y(y)
         w = _normalise_weights(sample_weight, y.size)

@@ -6,10 +6,10 @@ import scipy.special as sc
 import torch
 import torch.distributions as D
 
-from . import crps as _crps
-from . import scores as _scores
-from ._stats import scipy_elementwise, weighted_mean_var
 from .base import Family, info_matrix
+from .numerics import crps as _crps
+from .numerics import scores as _scores
+from .numerics.stats import scipy_elementwise, weighted_mean_var
 from .registry import register
 from .support import UNIT_INTERVAL
 

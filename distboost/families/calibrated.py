@@ -38,8 +38,8 @@ import numpy as np
 import torch
 
 from ..links import get_link
-from ._inversion import _bisect, invert_cdf
-from ._shapes import broadcast_shapes
+from .numerics.inversion import _bisect, invert_cdf
+from .numerics.shapes import broadcast_shapes
 from .registry import register_wrapper
 from .truncated import _U, _W
 from .wrapper import Wrapped

@@ -35,8 +35,8 @@ import torch.distributions as D
 import torch.nn.functional as F
 
 from ..links import Link
-from . import scores as _scores
 from .base import Family, as_float64_tensor
+from .numerics import scores as _scores
 from .registry import register
 from .support import Support
 

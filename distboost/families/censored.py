@@ -20,9 +20,9 @@ import math
 import numpy as np
 import torch
 
-from . import scores as _scores
-from ._special import remembered
 from .base import Family, _normalise_weights
+from .numerics import scores as _scores
+from .numerics.special import remembered
 from .registry import available, get, register_prefix, register_wrapper
 from .wrapper import Wrapped
 
@@ -195,7 +195,8 @@ class Censored(Wrapped):
     def raw_derivatives(self, raw, y, floor=None):
         """The latent family's closed form on the exact rows, its closed-form tails on the
         right- and left-censored rows (``sf_formula`` / ``cdf_formula``,
-        :mod:`distboost.families.tails`), autograd of :meth:`nll` on the other censored rows
+        :mod:`distboost.families.numerics.tails`), autograd of :meth:`nll` on the other censored
+        rows
         only, and the latent Fisher information (as :meth:`fisher_information`) on all; None
         when the latent family has no closed form.  A target without censored rows costs
         what the latent family's does; each censored row without a closed-form tail costs
@@ -284,7 +285,7 @@ class Censored(Wrapped):
 
     def init(self, y, sample_weight=None) -> dict[str, float]:
         """Weighted MLE of the marginal censored likelihood (numerical, L-BFGS)."""
-        from ._mle import numerical_mle
+        from .numerics.mle import numerical_mle
 
         y = self.validate_y(y)
         w = _normalise_weights(sample_weight, y.shape[0])

@@ -14,15 +14,15 @@ import torch
 import torch.distributions as D
 
 from ..links import RAW_BOUND
-from . import crps as _crps
-from . import scores as _scores
-from . import tails as _tails
-from ._special import EULER_GAMMA, stdtr_ad, studentt_log_prob
-from ._stats import scipy_elementwise, weighted_mean_var, weighted_quantile
-from ._torch_extra import Logistic as _TorchLogistic
-from ._torch_extra import logistic_log_prob
 from .base import Family, as_float64_tensor, info_matrix
-from .information import diagonal_info
+from .numerics import crps as _crps
+from .numerics import scores as _scores
+from .numerics import tails as _tails
+from .numerics.information import diagonal_info
+from .numerics.special import EULER_GAMMA, stdtr_ad, studentt_log_prob
+from .numerics.stats import scipy_elementwise, weighted_mean_var, weighted_quantile
+from .numerics.torch_extra import Logistic as _TorchLogistic
+from .numerics.torch_extra import logistic_log_prob
 from .registry import register
 from .support import REAL
 
@@ -250,7 +250,7 @@ class Laplace(Family):
 @register
 class Logistic(Family):
     """Logistic family, ``cdf = sigmoid((y - loc) / scale)`` (torch has none: see
-    :class:`distboost.families._torch_extra.Logistic`)."""
+    :class:`distboost.families.numerics.torch_extra.Logistic`)."""
 
     name = "logistic"
     reference = "`logistic(loc, scale)`"

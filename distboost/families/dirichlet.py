@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ._stats import weighted_mean_var
 from .base import as_float64_tensor
 from .multivariate import VectorFamily
+from .numerics.stats import weighted_mean_var
 from .registry import register
 from .support import Support
 

@@ -3,13 +3,13 @@
 The negative binomial likelihood is computed in log space from the logits of ``probs``
 (``log p = logsigmoid(logits)``, ``log(1 - p) = logsigmoid(-logits)``) with a cancellation-free
 ``log Gamma(r + y) - log Gamma(r)``, and its expected Fisher information is in closed form up
-to one quadrature (:func:`~distboost.families._special.nb_information`): a Monte Carlo
+to one quadrature (:func:`~distboost.families.numerics.special.nb_information`): a Monte Carlo
 estimate of this nearly singular 2 x 2 matrix (``total_count`` and ``probs`` move the mean
 together) made the natural step diverge.
 
 torch has no cdf for either; it comes from scipy.special (``pdtr``, ``betainc``) at
 prediction time.  Quantiles are the smallest integer ``k`` with ``cdf(k) >= q`` (integer
-bisection in :mod:`distboost.families._inversion`).
+bisection in :mod:`distboost.families.numerics.inversion`).
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ import torch
 import torch.distributions as D
 
 from ..links import RAW_BOUND
-from . import crps as _crps
-from . import scores as _scores
-from ._nb_table import nb_orth_information
-from ._one_parameter import OneParameterNumpy
-from ._special import lgamma_ratio
-from ._stats import scipy_elementwise, weighted_mean_var
 from .base import Family, info_matrix
+from .numerics import crps as _crps
+from .numerics import scores as _scores
+from .numerics.nb_table import nb_orth_information
+from .numerics.one_parameter import OneParameterNumpy
+from .numerics.special import lgamma_ratio
+from .numerics.stats import scipy_elementwise, weighted_mean_var
 from .registry import register
 from .support import COUNTS
 
@@ -130,7 +130,8 @@ class NegativeBinomial(Family):
 
     def raw_derivatives(self, raw, y, floor=None):
         """With the default links, the NLL and gradient straight from the raw scores as
-        :meth:`nll` computes them (:func:`distboost.families.scores.negative_binomial_raw`),
+        :meth:`nll` computes them
+        (:func:`distboost.families.numerics.scores.negative_binomial_raw`),
         the Fisher information of :meth:`fisher_information`; other links take the general
         chain rule."""
         if not self._default_links():
@@ -142,8 +143,8 @@ class NegativeBinomial(Family):
     def fisher_natural(self, params):
         """Expected information of ``(total_count r, probs p)`` (Lawless 1987, sec. 2):
         ``I_rr = E[psi'(r) - psi'(r + Y)]``
-        (:func:`~distboost.families._special.nb_information`; its part at a fixed mean
-        from the table of :func:`~distboost.families._nb_table.nb_orth_information`),
+        (:func:`~distboost.families.numerics.special.nb_information`; its part at a fixed mean
+        from the table of :func:`~distboost.families.numerics.nb_table.nb_orth_information`),
         ``I_rp = 1 / (1 - p)``, ``I_pp = r / (p (1 - p)^2)``."""
         r, p = params["total_count"], params["probs"]
         odds = p / (1.0 - p)
@@ -156,13 +157,13 @@ class NegativeBinomial(Family):
     def fisher_information(self, raw):
         """On the raw scale with the default links (exp, sigmoid): ``[[A + r p, r p],
         [r p, r p]]`` with ``A = r^2 I_rr|mean``
-        (:func:`~distboost.families._special.nb_information`), the chain rule of
+        (:func:`~distboost.families.numerics.special.nb_information`), the chain rule of
         :meth:`fisher_natural` in closed form (no ``1 / (1 - p)``, which overflows as
         ``p -> 1``).  ``r p`` is ``r`` times the mean over ``r + mean``; ``A``, the
         information about ``log r`` at a fixed mean, is computed directly, so the matrix is
         positive semi-definite even in the Poisson limit, where ``A`` is about
         ``mean^2 / (2 r^2)``, far below ``r p``; it is read from a lazily filled table of
-        the quadrature (:func:`~distboost.families._nb_table.nb_orth_information`, 8 x
+        the quadrature (:func:`~distboost.families.numerics.nb_table.nb_orth_information`, 8 x
         cheaper per row).  Other links take the general path."""
         if not self._default_links():
             return super().fisher_information(raw)

@@ -36,9 +36,9 @@ import math
 import numpy as np
 import torch
 
-from ._inversion import _bisect, invert_cdf
 from .base import Family, as_float64_tensor
-from .crps import _abs_normal_mean
+from .numerics.crps import _abs_normal_mean
+from .numerics.inversion import _bisect, invert_cdf
 
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 

@@ -40,10 +40,10 @@ from collections.abc import Mapping
 import numpy as np
 import torch
 
-from ._blocks import by_row_blocks
 from ._histogram_bins import Layout, build_layout
 from ._histogram_law import HistogramLaw, category_moments
 from .base import Family, as_float64_tensor
+from .numerics.blocks import by_row_blocks
 from .registry import register
 from .support import REAL, Support
 

@@ -19,7 +19,7 @@ parameter, ``log v_k = log v_{k-1} + exp(raw_k)``).  Every prediction therefore 
 sum of the components' cdfs; quantiles the vectorised inversion of it (to ``1e-10``
 relative); mean and variance by the laws of total expectation and variance.  The CRPS of a
 mixture of normals is the closed form of Grimit et al. (2006), eq. 9
-(:func:`distboost.families.crps.normal_mixture`); other components use the numerical CRPS.
+(:func:`distboost.families.numerics.crps.normal_mixture`); other components use the numerical CRPS.
 There is no closed-form Fisher information: ``step="auto"`` is the gradient step (see
 :attr:`Mixture.default_step`); a mixture's likelihood is unbounded as a component's scale
 shrinks onto a few points, so larger leaves (``min_child_samples``) regularise it.
@@ -37,10 +37,10 @@ import torch
 import torch.distributions as D
 
 from ..links import RAW_BOUND, Link, get_link
-from . import crps as _crps
-from ._inversion import invert_cdf
-from ._stats import weighted_quantile
 from .base import Family, _normalise_weights, as_float64_tensor
+from .numerics import crps as _crps
+from .numerics.inversion import invert_cdf
+from .numerics.stats import weighted_quantile
 from .registry import get, register_wrapper
 
 __all__ = ["Mixture"]
@@ -274,7 +274,7 @@ class Mixture(Family):
 
     def init(self, y, sample_weight=None) -> dict[str, float]:
         """Numerical weighted MLE of the mixture from :meth:`start_values`."""
-        from ._mle import numerical_mle
+        from .numerics.mle import numerical_mle
 
         y = self.validate_y(y)
         w = _normalise_weights(sample_weight, y.size)

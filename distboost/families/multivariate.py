@@ -44,8 +44,8 @@ import pandas as pd
 import torch
 
 from ..links import Link, get_link
-from ._shapes import broadcast_shapes
 from .base import Family, as_float64_tensor, spread_floor
+from .numerics.shapes import broadcast_shapes
 from .registry import register
 from .support import REAL
 
@@ -219,8 +219,8 @@ class VectorFamily(Family):
     def init(self, y, sample_weight=None) -> dict[str, float]:
         """Weighted marginal MLE of the flat outputs (natural scale), y of shape (n, d):
         :meth:`start_values` when it is the closed form, else refined numerically."""
-        from ._mle import numerical_mle
         from .base import _normalise_weights
+        from .numerics.mle import numerical_mle
 
         y = self.validate_y(y)
         w = _normalise_weights(sample_weight, y.shape[0])

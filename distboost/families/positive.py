@@ -15,18 +15,18 @@ import scipy.special as sc
 import torch
 import torch.distributions as D
 
-from . import crps as _crps
-from . import scores as _scores
-from . import tails as _tails
-from ._one_parameter import OneParameterNumpy
-from ._special import EULER_GAMMA, gammainc_ad, gammaincc_ad, remembered
-from ._stats import scipy_elementwise, weighted_mean_var, weighted_quantile
-from ._torch_extra import InverseGaussian as _IG
-from ._torch_extra import LogLogistic as _LL
-from ._torch_extra import loglogistic_log_prob
 from .base import Family, info_matrix, refuse_all_zero
 from .continuous import normal_raw_derivatives, normal_scale_low, normal_scale_profile
-from .information import diagonal_info
+from .numerics import crps as _crps
+from .numerics import scores as _scores
+from .numerics import tails as _tails
+from .numerics.information import diagonal_info
+from .numerics.one_parameter import OneParameterNumpy
+from .numerics.special import EULER_GAMMA, gammainc_ad, gammaincc_ad, remembered
+from .numerics.stats import scipy_elementwise, weighted_mean_var, weighted_quantile
+from .numerics.torch_extra import InverseGaussian as _IG
+from .numerics.torch_extra import LogLogistic as _LL
+from .numerics.torch_extra import loglogistic_log_prob
 from .registry import register
 from .support import NONNEGATIVE, POSITIVE
 
@@ -238,7 +238,7 @@ class HalfNormal(OneParameterNumpy, Family):
 
     Support ``y >= 0`` (the density ``sqrt(2 / pi) / scale`` at zero is finite).  Closed
     forms: weighted MLE ``scale = sqrt(sum w y^2)``, Fisher information ``2 / scale^2``, CRPS
-    (:func:`distboost.families.crps.half_normal`).
+    (:func:`distboost.families.numerics.crps.half_normal`).
     """
 
     name = "half_normal"
@@ -283,7 +283,8 @@ class HalfNormal(OneParameterNumpy, Family):
 class InverseGaussian(Family):
     """Inverse Gaussian (Wald) family with mean ``loc`` and shape ``concentration``;
     scipy's ``invgauss(mu=loc / concentration, scale=concentration)`` (scipy's ``mu`` is the
-    mean divided by the shape).  See :class:`distboost.families._torch_extra.InverseGaussian`
+    mean divided by the shape).  See
+    :class:`distboost.families.numerics.torch_extra.InverseGaussian`
     for the log-space cdf and the sampler.
 
     Closed forms: the weighted MLE ``loc = sum w y``, ``1 / concentration =

@@ -14,9 +14,9 @@ import math
 import numpy as np
 import torch
 
-from . import scores as _scores
 from .censored import log_interval_probability
-from .information import info_matrix, raw_information
+from .numerics import scores as _scores
+from .numerics.information import info_matrix, raw_information
 from .registry import register_wrapper
 from .support import Support
 from .wrapper import Wrapped
@@ -152,7 +152,7 @@ class Truncated(Wrapped):
         Normal's, :meth:`fisher_natural`): the truncated NLL is the inner NLL plus the log of
         the kept mass, ``log S(low)`` or ``log F(high)``, so its gradient is the inner closed
         form's at ``y`` less the tail's (``sf_formula`` / ``cdf_formula``,
-        :mod:`distboost.families.tails`) at the end.  None otherwise (autograd)."""
+        :mod:`distboost.families.numerics.tails`) at the end.  None otherwise (autograd)."""
         has_lo, has_hi = self._ends()
         formula = getattr(self.inner, "sf_formula" if has_lo else "cdf_formula", None)
         if has_lo == has_hi or formula is None:
@@ -254,7 +254,8 @@ class Truncated(Wrapped):
 
     def fisher_natural(self, params):
         """Closed form for a truncated Normal (:meth:`_normal_information`); None for other
-        inner families, whose information is a quadrature (:mod:`distboost.families.fisher`)."""
+        inner families, whose information is a quadrature
+        (:mod:`distboost.families.numerics.fisher`)."""
         if self.inner.name != "normal":
             return None
         return self._normal_information(params)

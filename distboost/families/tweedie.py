@@ -15,7 +15,7 @@ log-concave in ``j`` with curvature ``-1 / (j (p-1))``: the window drops terms b
 ``exp(-32)`` of the largest; Dunn & Smyth 2005, sec. 4; against a window of ``10 sqrt(j_max
 (p-1)) + 15`` the log-density moved by at most ``1e-12`` on 200,000 random rows).  The
 likelihood is differentiable in ``mean``, ``dispersion`` and ``power`` by autograd; the
-series (:mod:`distboost.families._tweedie_series`) supplies its own first and second
+series (:mod:`distboost.families.numerics.tweedie_series`) supplies its own first and second
 derivatives in ``dispersion`` and ``power``, computed in the same pass as its value.
 
 Like the zero-adjusted families, the likelihood mixes a probability (zeros) and a density:
@@ -23,7 +23,8 @@ Like the zero-adjusted families, the likelihood mixes a probability (zeros) and 
 Poisson mixture of gamma cdfs (``scipy.special.gammainc`` through torch), quantiles invert it
 above ``P(0)``; the CRPS is numerical; the Fisher information has no closed form in ``power``,
 so ``step="auto"`` is Newton's step (the Hessian's diagonal by autograd), and
-``step="natural"`` uses the quadrature of :mod:`distboost.families.fisher` split at the point
+``step="natural"`` uses the quadrature of :mod:`distboost.families.numerics.fisher` split at the
+point
 mass.
 """
 
@@ -34,9 +35,9 @@ import torch
 import torch.distributions as D
 from torch.distributions import constraints
 
-from ._inversion import invert_cdf
-from ._tweedie_series import log_w
 from .base import Family, as_float64_tensor, refuse_all_zero
+from .numerics.inversion import invert_cdf
+from .numerics.tweedie_series import log_w
 from .registry import register
 from .support import NONNEGATIVE, POSITIVE
 

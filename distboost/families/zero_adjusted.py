@@ -14,7 +14,7 @@ base's MLE on the positive rows.  Closed-form CRPS (from the base's) and Fisher 
 
 from __future__ import annotations
 
-from . import crps as _crps
+from .numerics import crps as _crps
 from .positive import Gamma, LogNormal
 from .registry import register
 from .support import NONNEGATIVE

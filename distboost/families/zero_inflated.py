@@ -12,8 +12,8 @@ information: :mod:`distboost.families.zero_mixture`.
 
 from __future__ import annotations
 
-from . import crps as _crps
 from .discrete import NegativeBinomial, Poisson
+from .numerics import crps as _crps
 from .registry import register
 from .support import COUNTS
 from .zero_mixture import ZeroMixture, ZeroMixtureDistribution, zero_mixture_crps

@@ -182,9 +182,10 @@ class ZeroMixture(Family):
 
     def raw_derivatives(self, raw, y, floor=None):
         """Closed form from the base's (:attr:`Family.score_formula`) with the sigmoid link
-        of ``gate`` (:func:`distboost.families.scores.zero_mixture_raw`); None when the base
+        of ``gate`` (:func:`distboost.families.numerics.scores.zero_mixture_raw`); None when the
+        base
         has no formula, a link has no closed form, or the Fisher information none."""
-        from . import scores
+        from .numerics import scores
 
         formula = self.base.score_formula
         if formula is None or self.links["gate"].name != "sigmoid":
@@ -250,7 +251,7 @@ class ZeroMixture(Family):
         """Closed form (module docstring), shape (n, K, K); None when the base has none.
 
         Returned as the (n, K, K) view of a contiguous (K, K, n) tensor (the layout of
-        :func:`~distboost.families.information.info_matrix`), each entry computed as one
+        :func:`~distboost.families.numerics.information.info_matrix`), each entry computed as one
         vector.  The zero-inflated block ``I_tt`` is written ``(1 - g) I_G - c s0 s0^T``
         with ``c = g (1 - g) q0 / p0`` (the module docstring's two ``s0 s0^T`` terms
         gathered: no cancellation)."""
@@ -325,7 +326,7 @@ class ZeroMixture(Family):
         and the base's weighted MLE on the positive rows (the likelihood factorises).
         Zero-inflated: EM (Lambert 1992, sec. 2) from the base's fit, then the numerical MLE
         of the full likelihood from there."""
-        from ._mle import numerical_mle
+        from .numerics.mle import numerical_mle
 
         y = self.validate_y(y)
         w = _normalise_weights(sample_weight, y.size)

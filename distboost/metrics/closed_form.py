@@ -1,7 +1,7 @@
 """Closed-form CRPS of the families, one public function each (numpy in, numpy out).
 
 ``CRPS(F, y) = int (F(x) - 1{x >= y})^2 dx`` (Matheson & Winkler 1976; Gneiting & Raftery
-2007, eq. 20).  The formulas are written once, in torch, in :mod:`distboost.families.crps`
+2007, eq. 20).  The formulas are written once, in torch, in :mod:`distboost.families.numerics.crps`
 (where the families' differentiable ``crps`` methods take them); these functions broadcast
 their numpy arguments, use torch's parameter names in the registry's order, and return numpy.
 ``CLOSED_FORMS`` maps the name of every registered family with ``closed_form_crps`` to its
@@ -14,8 +14,8 @@ import numpy as np
 import torch
 
 from ..families import available as _available
-from ..families import crps as _crps
 from ..families import get as _get
+from ..families.numerics import crps as _crps
 
 __all__ = [
     "crps_normal", "crps_lognormal", "crps_gamma", "crps_laplace", "crps_logistic",
@@ -108,7 +108,7 @@ def crps_negative_binomial(y, total_count, probs):
 
 def crps_half_normal(y, scale):
     """CRPS of the half-normal ``|N(0, scale^2)|``: ``y (2 F(y) - 1) + 4 s phi(y / s)
-    - 2 s / sqrt(pi)`` for ``y >= 0`` (see :func:`distboost.families.crps.half_normal`)."""
+    - 2 s / sqrt(pi)`` for ``y >= 0`` (see :func:`distboost.families.numerics.crps.half_normal`)."""
     return _numpy(_crps.half_normal, y, scale)
 
 

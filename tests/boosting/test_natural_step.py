@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from distboost.boosting.natural_step import NATURAL_RIDGE, _solve_lu, divide, natural
-from distboost.families.information import info_matrix
+from distboost.families.numerics.information import info_matrix
 
 
 @pytest.mark.parametrize("k", [2, 3])

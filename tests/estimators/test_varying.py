@@ -18,7 +18,7 @@ from distboost.estimators.varying import (
     family_raw,
     location_families,
 )
-from distboost.families.fisher import fisher_monte_carlo
+from distboost.families.numerics.fisher import fisher_monte_carlo
 
 NOISE = 0.25
 

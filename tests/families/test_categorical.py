@@ -87,7 +87,7 @@ def test_categorical_fisher_equals_autograd_hessian(k):
 
 
 def test_categorical_fisher_matches_monte_carlo():
-    from distboost.families.fisher import fisher_monte_carlo
+    from distboost.families.numerics.fisher import fisher_monte_carlo
 
     fam = Categorical(n_classes=4)
     raw = _raw(4, 3, seed=5)

@@ -95,7 +95,7 @@ def fixed_mean_information(r, mean):
 @pytest.mark.parametrize("r", [0.003, 0.1, 1.0, 10.0, 1e4, 1e7])
 @pytest.mark.parametrize("mean", [1e-4, 0.5, 50.0, 1e5])
 def test_information_about_total_count_matches_its_series(r, mean):
-    from distboost.families._special import nb_information
+    from distboost.families.numerics.special import nb_information
 
     i_rr, _ = nb_information(torch.tensor([r]), torch.tensor([mean / r]))
     np.testing.assert_allclose(float(i_rr[0]), series_information(r, mean), rtol=1e-4)
@@ -107,7 +107,7 @@ def test_information_at_a_fixed_mean_is_accurate_in_the_poisson_limit(r, mean):
     """The raw-scale matrix is ``[[A + r p, r p], [r p, r p]]`` with ``A = r^2 I_rr|mean``
     (about ``mean^2 / (2 r^2)``, down to 1e-21 of ``r p`` here): ``A`` is computed directly,
     so the matrix is positive semi-definite, not a difference of two rounded numbers."""
-    from distboost.families._special import nb_information
+    from distboost.families.numerics.special import nb_information
 
     _, orth = nb_information(torch.tensor([r]), torch.tensor([mean / r]))
     np.testing.assert_allclose(float(orth[0]), fixed_mean_information(r, mean), rtol=1e-4)
@@ -157,7 +157,7 @@ def test_fits_ordinary_overdispersed_counts_without_backoff_or_warning(step):
 
 
 def test_the_default_step_uses_the_closed_form_information():
-    from distboost.families.fisher import make_fisher_fn
+    from distboost.families.numerics.fisher import make_fisher_fn
 
     raw = raw_for(2.0, 3.0).reshape(1, -1)
     fisher = make_fisher_fn(NB)

@@ -1,4 +1,5 @@
-"""Closed-form raw derivatives (``Family.raw_derivatives``, :mod:`distboost.families.scores`)
+"""Closed-form raw derivatives (``Family.raw_derivatives``,
+:mod:`distboost.families.numerics.scores`)
 against autograd, on every family of the case table that has them.
 
 The closed form must give what the autograd path gives: the per-row NLL, its gradient with
@@ -23,7 +24,7 @@ import distboost as db
 from distboost.boosting.derivatives import step_derivatives
 from distboost.estimators.booster import Booster
 from distboost.families import Censored, Truncated
-from distboost.families.scores import link_value_and_derivative
+from distboost.families.numerics.scores import link_value_and_derivative
 from distboost.links import RAW_BOUND
 from distboost.objective import FamilyObjective
 
@@ -44,7 +45,7 @@ def _raw(fam, p, seed):
 def test_the_closed_form_links_are_the_ones_the_chain_rule_handles():
     # zero mixtures check their base's links against CLOSED_FORM_LINKS; the chain rule
     # (link_value_and_derivative) must handle exactly those and refuse the others.
-    from distboost.families.scores import CLOSED_FORM_LINKS
+    from distboost.families.numerics.scores import CLOSED_FORM_LINKS
 
     raw = torch.zeros(3, dtype=torch.float64)
     for name in db.links.available_links():
@@ -232,7 +233,7 @@ TAILED = [f for f in CENSORABLE if getattr(_family(f), "sf_formula", None) is no
 
 @pytest.mark.parametrize("name", TAILED)
 def test_closed_form_tails_equal_autograd_far_in_both_tails(name):
-    """The right- and left-censored rows' closed forms (``distboost.families.tails``) at
+    """The right- and left-censored rows' closed forms (``distboost.families.numerics.tails``) at
     bounds from the median out to quantiles 1e-300 and 1 - 1e-100 (the hazard and the
     reversed hazard grow without bound there): autograd of the family's own ``log_sf`` and
     ``log_cdf`` to 1e-10, and finite wherever autograd is."""
@@ -331,7 +332,7 @@ def test_a_zero_mixture_with_other_links_takes_the_closed_form_or_autograd(name)
 def test_the_one_parameter_torch_path_equals_autograd(name, monkeypatch):
     # Above NUMPY_ROWS rows (or on a GPU) the one-parameter families take the torch twin
     # of their numpy formulas: here on every row count, with a floor and beyond the clamp.
-    from distboost.families import _one_parameter
+    from distboost.families.numerics import one_parameter as _one_parameter
 
     monkeypatch.setattr(_one_parameter, "NUMPY_ROWS", 0)
     calls = []

@@ -80,7 +80,7 @@ def test_series_window_and_row_groups_do_not_move_the_log_density(monkeypatch):
     similar widths, against a window of 12 plus 20 on every row in one group: equal to 1e-11
     over 50,000 random rows (ratios of y to the mean from 1e-3 to 1e3, powers 1.005-1.995),
     and independent of the order of the rows."""
-    import distboost.families._tweedie_series as tw
+    import distboost.families.numerics.tweedie_series as tw
 
     rng = np.random.default_rng(3)
     n = 50_000
@@ -118,7 +118,7 @@ def test_series_gradient_and_hessian_match_mpmath(y, phi, p):
     against 40-digit numerical derivatives of the series summed by mpmath."""
     import mpmath as mp
 
-    from distboost.families._tweedie_series import log_w
+    from distboost.families.numerics.tweedie_series import log_w
 
     mp.mp.dps = 40
 
@@ -148,7 +148,7 @@ def test_series_derivatives_equal_autograd_of_the_plain_series():
     plain series; the Hessian to 1e-5 (relative to each entry's largest magnitude), the
     accuracy of autograd's second pass itself where a row sums thousands of terms (mpmath
     above: the closed form is within 1e-11 there, autograd within 4e-7)."""
-    from distboost.families._tweedie_series import _series, log_w
+    from distboost.families.numerics.tweedie_series import _series, log_w
 
     rng = np.random.default_rng(0)
     n = 3000
@@ -167,7 +167,7 @@ def test_series_derivatives_equal_autograd_of_the_plain_series():
 def test_series_gradient_in_y_by_autograd_and_no_third_derivative():
     """A ``y`` that requires a gradient takes autograd of the plain series (finite
     differences agree); differentiating the Hessian again is refused, not silently wrong."""
-    from distboost.families._tweedie_series import log_w
+    from distboost.families.numerics.tweedie_series import log_w
 
     y = torch.tensor([0.5, 3.0], dtype=torch.float64, requires_grad=True)
     phi = torch.tensor([1.2, 0.7], dtype=torch.float64)
@@ -189,7 +189,7 @@ def test_a_wide_series_window_is_summed_at_a_stride(monkeypatch):
     row: a 30-row fit with many zeros asked for 7.7 GB (issue 52's edge cases).  Windows
     wider than 2 MAX_HALF + 1 terms are summed at a stride: the value, gradient and Hessian
     agree with the full window's."""
-    import distboost.families._tweedie_series as series
+    import distboost.families.numerics.tweedie_series as series
 
     y = torch.tensor([1e4, 30.0, 2.5], dtype=torch.float64)
     phi = torch.tensor([1e-6, 1e-3, 1e-2], dtype=torch.float64)  # windows of 10^3-10^5

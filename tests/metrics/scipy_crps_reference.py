@@ -1,5 +1,5 @@
 """The closed-form CRPS as scipy/numpy formulas: the implementation distboost had before the
-forms were written once in torch (``distboost/families/crps.py``), kept as an independent
+forms were written once in torch (``distboost/families/numerics/crps.py``), kept as an independent
 reference for ``test_closed_form.py``.  Not part of the library."""
 from __future__ import annotations
 

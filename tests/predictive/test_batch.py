@@ -376,7 +376,7 @@ class _LogisticWithoutInverse(type(db.families.get("logistic"))):
     name = "test_logistic_without_icdf"
 
     def icdf(self, params, q):
-        from distboost.families._inversion import invert_cdf
+        from distboost.families.numerics.inversion import invert_cdf
 
         return invert_cdf(lambda v: self.cdf(params, v), q, self.support)
 

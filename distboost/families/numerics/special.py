@@ -7,7 +7,7 @@
 * :func:`stdtr_ad`: the Student-t cdf ``F_df(t)`` (scipy's ``stdtr``) with gradients in ``t``
   (the density) and ``df`` (central finite difference).
 
-For the closed-form CRPS (:mod:`distboost.families.crps`), scipy's forward values with
+For the closed-form CRPS (:mod:`distboost.families.numerics.crps`), scipy's forward values with
 gradients:
 
 * :func:`betainc_ad`: the regularised incomplete beta ``I_x(a, b)``; ``d/dx`` the beta

@@ -4,7 +4,8 @@
 2007, eq. 20).  Each function takes ``y`` and the natural-scale parameters in the family's
 parameter order (tensors that broadcast) and returns the per-row score; gradients with
 respect to the parameters come from autograd, through the differentiable special functions of
-:mod:`distboost.families._special` where torch has none.  The families' ``crps`` methods call
+:mod:`distboost.families.numerics.special` where torch has none.  The families' ``crps`` methods
+call
 these (``closed_form_crps = True``); :mod:`distboost.metrics.closed_form` wraps them for numpy;
 a training objective with ``scoring_rule="crps"`` differentiates them (NGBoost's CRPScore).
 
@@ -18,7 +19,7 @@ import math
 
 import torch
 
-from ._special import (
+from .special import (
     EULER_GAMMA,
     betainc_ad,
     betaln_ad,

@@ -1,4 +1,5 @@
-"""Numerical inversion of a cdf (``distboost.families._inversion.invert_cdf``) against scipy's
+"""Numerical inversion of a cdf (``distboost.families.numerics.inversion.invert_cdf``) against
+scipy's
 exact quantile functions: real, positive, bounded and integer supports, extreme levels, many
 rows at once, and the ends of the support at ``q = 0`` and ``q = 1``."""
 
@@ -9,7 +10,7 @@ import pytest
 import scipy.stats as st
 import torch
 
-from distboost.families._inversion import invert_cdf
+from distboost.families.numerics.inversion import invert_cdf
 from distboost.families.support import COUNTS, POSITIVE, REAL, UNIT_INTERVAL, Support
 
 LEVELS = np.array([1e-12, 1e-6, 0.01, 0.3, 0.5, 0.77, 0.99, 1 - 1e-6])

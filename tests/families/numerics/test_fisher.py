@@ -1,4 +1,5 @@
-"""Expected Fisher information (``distboost.families.fisher`` and the families' closed forms).
+"""Expected Fisher information (``distboost.families.numerics.fisher`` and the families' closed
+forms).
 
 * every family's closed form (or, without one, the Monte Carlo estimate) against the other
   expression of the information, ``E[-Hessian]``, from independent draws (rows of
@@ -20,7 +21,7 @@ from family_cases import family as _family
 
 import distboost as db
 from distboost.families import Censored, Truncated
-from distboost.families.fisher import (
+from distboost.families.numerics.fisher import (
     fisher_monte_carlo,
     fisher_quadrature,
     make_fisher_fn,
@@ -49,7 +50,7 @@ def _slow_without_closed_form(name):
 
 @pytest.mark.parametrize("name", [_slow_without_closed_form(f) for f in FAMILIES])
 def test_fisher_information_matches_monte_carlo(name):
-    from distboost.families.fisher import fisher_monte_carlo
+    from distboost.families.numerics.fisher import fisher_monte_carlo
 
     family = _family(name)
     p = _cases(name)[0]

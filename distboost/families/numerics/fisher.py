@@ -114,7 +114,7 @@ def make_fisher_fn(family, m: int = 32, seed: int = 0):
     whose quantile function raises ``NotImplementedError`` falls back to Monte Carlo draws
     with the fixed ``seed``.
     """
-    from .censored import Censored
+    from ..censored import Censored
 
     probe = family.fisher_information(torch.zeros((1, family.n_params), dtype=torch.float64))
     if probe is not None:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import torch
 
-from .support import Support
+from ..support import Support
 
 __all__ = ["invert_cdf"]
 

@@ -5,8 +5,8 @@ whatever the order of the rows."""
 import numpy as np
 import torch
 
-from distboost.families import _nb_table
-from distboost.families._special import NB_POISSON_LIMIT, nb_information
+from distboost.families.numerics import nb_table as _nb_table
+from distboost.families.numerics.special import NB_POISSON_LIMIT, nb_information
 
 
 def _grid_points(n=20_000, seed=0):

@@ -1,4 +1,4 @@
-"""Tests of the special functions of ``distboost.families._special``: the cancellation-free
+"""Tests of the special functions of ``distboost.families.numerics.special``: the cancellation-free
 log-gamma ratio and the Student-t log density (against 50-digit arithmetic), the
 differentiable incomplete gamma, incomplete beta, Student-t cdf, log-beta, ``2F1(a, 1/2; 2;
 z)`` and ``E1(exp(-z))`` (values against scipy / mpmath, gradients against quadrature or
@@ -13,7 +13,7 @@ import scipy.stats as st
 import torch
 from scipy.integrate import quad
 
-from distboost.families._special import (
+from distboost.families.numerics.special import (
     betainc_ad,
     betaln_ad,
     exp1_of_exp,
@@ -211,7 +211,7 @@ def test_stdtr_values_match_scipy():
 def test_log_factorial_is_remembered_per_target_and_never_stale():
     import gc
 
-    from distboost.families import _special
+    from distboost.families.numerics import special as _special
 
     y = torch.tensor([0.0, 1.0, 5.0, 30.0], dtype=torch.float64)
     first = _special.log_factorial(y)
@@ -229,7 +229,7 @@ def test_log_factorial_is_remembered_per_target_and_never_stale():
 
 
 def test_remembered_values_are_per_key_and_never_stale():
-    from distboost.families._special import remembered
+    from distboost.families.numerics.special import remembered
 
     y = torch.tensor([0.0, 2.0], dtype=torch.float64)
     a = remembered(y, "double", lambda t: 2.0 * t)
@@ -245,8 +245,8 @@ def test_a_target_of_zeros_takes_no_special_function_and_is_not_remembered():
     # A zero mixture evaluates its base law at 0 on a new tensor every round: the lgamma
     # differences are exactly 0 there (scipy's gammaln difference, on both branches of
     # lgamma_ratio), and log y! is 0 without an entry that would push out a target's own.
-    from distboost.families import _special
-    from distboost.families.scores import lgamma_ratio_dr
+    from distboost.families.numerics import special as _special
+    from distboost.families.numerics.scores import lgamma_ratio_dr
 
     r = torch.tensor([1e-3, 0.7, 5.0, 1e6, 1e15], dtype=torch.float64)
     zeros = torch.zeros_like(r)
@@ -274,8 +274,8 @@ def test_a_target_of_zeros_takes_no_special_function_and_is_not_remembered():
 def test_lgamma_ratio_gives_a_row_the_same_value_whichever_branches_its_batch_takes():
     # One branch alone (every r small, or every r at least STIRLING_MIN) or both and a
     # choice per row: a row's value must not depend on the rows beside it.
-    from distboost.families._special import STIRLING_MIN, lgamma_ratio
-    from distboost.families.scores import lgamma_ratio_dr
+    from distboost.families.numerics.scores import lgamma_ratio_dr
+    from distboost.families.numerics.special import STIRLING_MIN, lgamma_ratio
 
     big = torch.tensor([STIRLING_MIN, 250.0, 1e6, 1e15], dtype=torch.float64)
     small = torch.tensor([1e-3, 0.5, 7.0, 99.0], dtype=torch.float64)

@@ -1,6 +1,6 @@
 """Marginal maximum likelihood: every family's ``init`` against scipy.stats fits (rows of
 ``family_cases.py``), weights against replication, and the numerical optimiser
-(``distboost.families._mle.numerical_mle``) against closed forms and scipy.optimize."""
+(``distboost.families.numerics.mle.numerical_mle``) against closed forms and scipy.optimize."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from family_cases import family as _family
 from family_cases import tensors as _tensors
 
 import distboost as db
-from distboost.families._mle import numerical_mle
+from distboost.families.numerics.mle import numerical_mle
 
 
 def _cases(name):
@@ -119,7 +119,7 @@ def test_numerical_mle_gradient_vanishes_at_the_optimum():
 def test_subsampled_start_reaches_the_full_data_optimum(name, monkeypatch):
     """Above ``2 * SUBSAMPLE_ROWS`` rows the search starts from a subsample's MLE polished by
     Newton steps: the same optimum as the search over every row from the start values."""
-    from distboost.families import _mle
+    from distboost.families.numerics import mle as _mle
 
     if name == "censored_lognormal":  # right-censored: (n, 2) bounds
         family = db.families.get(name)
@@ -148,8 +148,8 @@ def test_mle_objective_at_one_row_of_parameters_equals_the_per_row_chain_rule(na
     """The search evaluates a family's closed form at one row of parameters broadcast over
     the targets: the same weighted NLL and gradient as the per-row chain rule the engine
     uses (``raw_nll_grad`` on the expanded scores), or autograd without a closed form."""
-    from distboost.families import _mle
-    from distboost.families.scores import raw_nll_grad
+    from distboost.families.numerics import mle as _mle
+    from distboost.families.numerics.scores import raw_nll_grad
 
     family = _family(name)
     y = np.asarray(_draws(name, _cases(name)[0], 400, seed=5), dtype=np.float64)
@@ -206,11 +206,11 @@ def test_read_only_targets_raise_no_torch_warning():
         "for name in ['gamma', 'weibull', 'studentt', 'negative_binomial', 'lognormal']:\n"
         "    f = db.families.get(name)\n"
         "    f.init(np.round(y) if name == 'negative_binomial' else y)\n"
-        "from distboost.families._mle import numerical_mle\n"
+        "from distboost.families.numerics.mle import numerical_mle\n"
         "f = db.families.get('gamma')\n"
         "numerical_mle(f, y, w, {'concentration': 1.0, 'rate': 0.01})\n"
     )
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     res = subprocess.run([sys.executable, "-W", "error::UserWarning", "-c", code],
                          capture_output=True, text=True, cwd=root,
                          env={"PYTHONPATH": str(root), "OMP_NUM_THREADS": "1", "PATH": ""})

@@ -1,11 +1,12 @@
-"""Tests of :mod:`distboost.families._shapes`: NumPy's broadcasting rule gives torch's shape."""
+"""Tests of :mod:`distboost.families.numerics.shapes`: NumPy's broadcasting rule gives torch's
+shape."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from distboost.families._shapes import broadcast_shapes
+from distboost.families.numerics.shapes import broadcast_shapes
 
 
 @pytest.mark.parametrize("shapes", [

@@ -1,7 +1,8 @@
 """The negative binomial's information about ``total_count`` at a fixed mean, from a table.
 
 The natural step of the negative binomial needs, on every row and every round,
-``I_rr|mean`` (:func:`~distboost.families._special.nb_information`): a quadrature of 48 nodes
+``I_rr|mean`` (:func:`~distboost.families.numerics.special.nb_information`): a quadrature of 48
+nodes
 per row that costs about 25 times LightGBM's two trees of the round.  It is a smooth function
 of ``(log r, log mean)``, so :func:`nb_orth_information` interpolates ``log I_rr|mean`` on a
 grid of step :data:`STEP` by bicubic convolution (Keys 1981, IEEE Trans. ASSP 29(6), ``a =
@@ -20,7 +21,7 @@ import threading
 
 import torch
 
-from ._special import NB_POISSON_LIMIT, nb_information, nb_poisson_limit
+from .special import NB_POISSON_LIMIT, nb_information, nb_poisson_limit
 
 __all__ = ["nb_orth_information", "LOG_R", "LOG_MEAN", "STEP"]
 
@@ -149,7 +150,7 @@ def _interpolate(grid: _Grid, base, u, v) -> torch.Tensor:
 def nb_orth_information(r: torch.Tensor, odds: torch.Tensor,
                         grid: _Grid | None = None) -> torch.Tensor:
     """``I_rr|mean`` of ``NegativeBinomial(r, p)`` with ``odds = p / (1 - p)``, as the second
-    value of :func:`~distboost.families._special.nb_information` (relative difference below
+    value of :func:`~distboost.families.numerics.special.nb_information` (relative difference below
     ``1e-5`` where it exceeds ``1e-250``, tested): from the table inside its range, the
     quadrature outside it, the Poisson-limit expansion where ``r >= NB_POISSON_LIMIT (2 mean
     + 1)``.

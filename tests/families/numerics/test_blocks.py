@@ -7,7 +7,7 @@ import numpy as np
 import torch
 
 import distboost.families.histogram as hist
-from distboost.families._blocks import by_row_blocks
+from distboost.families.numerics.blocks import by_row_blocks
 
 
 def test_blocks_equal_one_call_and_pass_other_arguments_whole():

@@ -1,4 +1,4 @@
-"""The closed-form CRPS of the families (``Family.crps``, ``distboost.families.crps``).
+"""The closed-form CRPS of the families (``Family.crps``, ``distboost.families.numerics.crps``).
 
 Each closed form against the numerical quadrature of the CRPS integral
 (``predictive/numerical_crps.py``), its gradient with respect to every parameter against

@@ -28,9 +28,9 @@ import math
 import torch
 import torch.nn.functional as F
 
-from ..links import RAW_BOUND
-from ._special import STIRLING_MIN, lgamma_ratio, log_factorial, remembered
+from ...links import RAW_BOUND
 from .information import raw_information
+from .special import STIRLING_MIN, lgamma_ratio, log_factorial, remembered
 
 __all__ = ["below_floor", "chain_rule", "floored", "link_value_and_derivative",
            "raw_nll_grad", "lgamma_ratio_dr", "location_scale",
@@ -182,7 +182,7 @@ def chain_rule(family, formula, raw: torch.Tensor, y: torch.Tensor,
 # ---------------------------------------------------------------------------- special functions
 def lgamma_ratio_dr(r: torch.Tensor, y) -> torch.Tensor:
     """``d / dr [log Gamma(r + y) - log Gamma(r)]``, the derivative of
-    :func:`~distboost.families._special.lgamma_ratio` branch by branch: ``psi(r + y) -
+    :func:`~distboost.families.numerics.special.lgamma_ratio` branch by branch: ``psi(r + y) -
     psi(r)`` below ``STIRLING_MIN``, the derivative of its Stirling form (Abramowitz & Stegun
     1964, 6.1.41) from there on, ``log1p(y/r) - (r - 1/2) y / (r (r + y)) + y / (r + y) +
     tail'(r + y) - tail'(r)``."""
@@ -207,7 +207,7 @@ def _lgamma_ratio_dr_stirling(r: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
 
 def _stirling_tail_dr(x: torch.Tensor) -> torch.Tensor:
-    """Derivative of ``_special._stirling_tail``: ``-1/(12 x^2) + 1/(120 x^4) - 1/(252 x^6)``."""
+    """Derivative of ``special._stirling_tail``: ``-1/(12 x^2) + 1/(120 x^4) - 1/(252 x^6)``."""
     inv2 = 1.0 / (x * x)
     return inv2 * (-1.0 / 12.0 + inv2 * (1.0 / 120.0 - inv2 / 252.0))
 
@@ -240,7 +240,7 @@ cauchy = location_scale(lambda z: _LOG_PI + torch.log1p(z * z), lambda z: 2.0 * 
 
 
 def _log(y: torch.Tensor) -> torch.Tensor:
-    """``log y``, remembered per target (:func:`~distboost.families._special.remembered`):
+    """``log y``, remembered per target (:func:`~distboost.families.numerics.special.remembered`):
     the positive families' formulas take it every round."""
     return remembered(y, "log", torch.log)
 
@@ -260,7 +260,8 @@ def half_normal(y, scale):
 
 
 def studentt(y, df, loc, scale):
-    """Student's t as :func:`~distboost.families._special.studentt_log_prob`: with ``v = df``,
+    """Student's t as :func:`~distboost.families.numerics.special.studentt_log_prob`: with ``v =
+    df``,
     ``z = (y - loc) / s``, ``nll = -[log G((v+1)/2) - log G(v/2)] + log(pi v) / 2 + log s +
     (v+1)/2 log1p(z^2 / v)``; ``d/d loc = -(v+1) z / (s (v + z^2))``, ``d/ds = (1 - (v+1)
     z^2 / (v + z^2)) / s``, ``d/dv = -psi-difference / 2 + 1 / (2v) + log1p(z^2/v) / 2 -
