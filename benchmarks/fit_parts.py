@@ -54,7 +54,7 @@ PARTS = (
     ("derivatives", lambda f, n: "/distboost/families/" in f
      or f.endswith("boosting/derivatives.py") or f.endswith("boosting/natural_step.py")
      or f.endswith("distboost/objective.py")),
-    ("dispersion search", lambda f, n: f.endswith("estimators/calibration.py")),
+    ("dispersion search", lambda f, n: f.endswith("estimators/dispersion_shift.py")),
     ("engine", lambda f, n: "/distboost/boosting/" in f),
 )
 

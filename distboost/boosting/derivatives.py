@@ -372,9 +372,8 @@ class StepComputer:
     def _data_rows(self, rows: slice) -> dict:
         """The data of a block of rows: the same views every round, so that what a family
         derives from its target alone (:func:`distboost.families.numerics.special.remembered`:
-        ``log
-        y!``, ``log y``, a censored target's row plan) is derived once per block, not every
-        round."""
+        ``log y!``, ``log y``, a censored target's row plan) is derived once per block, not
+        every round."""
         key = (rows.start, rows.stop)
         got = self._block_data.get(key)
         if got is None:

@@ -2,7 +2,7 @@
 
 A distributional model is only as calibrated as its family is right.  Conformal calibration
 fixes that without assumptions on the family: calibration rows the model did not see are scored
-by the model (:mod:`distboost.conformal.scores`), and a new row's predictions are corrected by
+by the model (:mod:`distboost.conformal.conformity`), and a new row's predictions are corrected by
 the empirical law of those scores.  Under exchangeability of the calibration rows and the new
 row, the intervals cover with probability at least the nominal level, whatever the family
 (marginal coverage, over the draw of both; Vovk et al. 2005).  Nothing is promised row by row
@@ -42,8 +42,8 @@ from ..estimators import DistributionalRegressor, task_bar
 from ..families import Calibrated, get
 from ..persistence import estimator_from_dict, estimator_to_dict, loadable
 from ..predictive import Predictive
+from .conformity import count_below, fold_bisection, order_index, order_statistic
 from .groups import GroupCodes
-from .scores import count_below, fold_bisection, order_index, order_statistic
 
 __all__ = ["ConformalRegressor"]
 

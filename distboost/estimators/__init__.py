@@ -12,7 +12,7 @@ loss.  Beside them: the option table (:mod:`~distboost.estimators.options`,
 (:mod:`~distboost.estimators.linear_start`), the point model the location starts from
 (:mod:`~distboost.estimators.location_start`), the search of ``tuning="auto"``
 (:mod:`~distboost.estimators.tuning`), the dispersion calibration
-(:mod:`~distboost.estimators.calibration`), progress bars
+(:mod:`~distboost.estimators.dispersion_shift`), progress bars
 (:mod:`~distboost.estimators.progress`) and explanations (:mod:`~distboost.estimators.explain`).
 What a default fit decides at ``n`` rows is stated once in :mod:`~distboost.estimators.policy`.
 
@@ -26,8 +26,8 @@ option table), and ``is_auto``, ``choose_family`` and ``set_family_chooser`` (``
 from . import policy
 from .auto import choose_family, is_auto, set_family_chooser
 from .booster import Booster
-from .calibration import DispersionSearch
 from .classifier import DistributionalClassifier
+from .dispersion_shift import DispersionSearch
 from .explain import Explanation
 from .options import Option, OptionsMixin
 from .progress import task_bar

@@ -44,7 +44,7 @@ from ..boosting.threads import num_threads
 from ..boosting.xgboost_backend import check_device
 from ..objective import FamilyObjective, check_step, dispersion_columns
 from ..predictive import Predictive, quantile_columns
-from .calibration import apply_shift
+from .dispersion_shift import apply_shift
 from .linear_start import LinearStart
 from .location_start import LocationStart, location_plan
 from .options import OptionsMixin

@@ -155,7 +155,7 @@ OPTIONS: dict[str, Option] = {
         "When validation rows are used (early stopping or ``eval_set``), shift the raw score "
         "of the family's dispersion parameter (``Family.dispersion_param``, e.g. the "
         "Normal's ``scale``) by the one constant that minimises the validation loss "
-        "(:mod:`distboost.estimators.calibration`); early stopping judges every round at "
+        "(:mod:`distboost.estimators.dispersion_shift`); early stopping judges every round at "
         "its own best shift.  The shift is in ``dispersion_shift_``."),
     "linear_start": Option(
         "auto", [StrOptions({"auto"}), "boolean"], '"auto" or bool',

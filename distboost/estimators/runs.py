@@ -24,7 +24,7 @@ from .._validation import check_consistent_rows, check_sample_weight, check_X, t
 from ..boosting import fit_boosting
 from ..boosting.ensemble import FittedEnsemble
 from ..objective import FamilyObjective, slope_mask
-from .calibration import DispersionSearch, apply_shift, best_dispersion_shift
+from .dispersion_shift import DispersionSearch, apply_shift, best_dispersion_shift
 from .leaf_size import (
     fine_leaves_candidate,
     location_column,

@@ -103,8 +103,8 @@ class Family:
     crps_formula = None
     #: The closed-form per-row NLL and its gradient on the natural scale, ``f(y, *params in
     #: param_names order) -> (nll, tuple of d nll / d param)`` (a ``staticmethod`` of
-    #: :mod:`distboost.families.numerics.scores`), or None: the base :meth:`raw_derivatives` carries
-    #: it to the raw scores.
+    #: :mod:`distboost.families.numerics.likelihood`), or None: the base
+    #: :meth:`raw_derivatives` carries it to the raw scores.
     score_formula = None
     #: Links to use instead of the constraint-derived ones (class-level defaults).
     default_links: Mapping[str, str] = {}
@@ -378,12 +378,12 @@ class Family:
         -----
         The base implementation is the chain rule of :attr:`score_formula` through the links
         and the floors, with :meth:`fisher_information` at the floored scores
-        (:func:`distboost.families.numerics.scores.chain_rule`); None without a formula, for a link
-        without a closed-form derivative, or without a closed-form Fisher information.
+        (:func:`distboost.families.numerics.likelihood.chain_rule`); None without a formula,
+        for a link without a closed-form derivative, or without a closed-form information.
         """
         if self.score_formula is None:
             return None
-        from .numerics.scores import chain_rule
+        from .numerics.likelihood import chain_rule
 
         own = type(self).fisher_information is not Family.fisher_information
         return chain_rule(self, self.score_formula, raw, y, floor, natural_fisher=not own)

@@ -8,7 +8,7 @@ import torch.distributions as D
 
 from .base import Family, info_matrix
 from .numerics import crps as _crps
-from .numerics import scores as _scores
+from .numerics import likelihood as _scores
 from .numerics.stats import scipy_elementwise, weighted_mean_var
 from .registry import register
 from .support import UNIT_INTERVAL

@@ -36,7 +36,7 @@ import torch.nn.functional as F
 
 from ..links import Link
 from .base import Family, as_float64_tensor
-from .numerics import scores as _scores
+from .numerics import likelihood as _scores
 from .registry import register
 from .support import Support
 

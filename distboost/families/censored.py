@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from .base import Family, _normalise_weights
-from .numerics import scores as _scores
+from .numerics import likelihood as _scores
 from .numerics.special import remembered
 from .registry import available, get, register_prefix, register_wrapper
 from .wrapper import Wrapped
@@ -196,8 +196,7 @@ class Censored(Wrapped):
         """The latent family's closed form on the exact rows, its closed-form tails on the
         right- and left-censored rows (``sf_formula`` / ``cdf_formula``,
         :mod:`distboost.families.numerics.tails`), autograd of :meth:`nll` on the other censored
-        rows
-        only, and the latent Fisher information (as :meth:`fisher_information`) on all; None
+        rows only, and the latent Fisher information (as :meth:`fisher_information`) on all; None
         when the latent family has no closed form.  A target without censored rows costs
         what the latent family's does; each censored row without a closed-form tail costs
         what it costs on the autograd path.

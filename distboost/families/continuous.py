@@ -16,7 +16,7 @@ import torch.distributions as D
 from ..links import RAW_BOUND
 from .base import Family, as_float64_tensor, info_matrix
 from .numerics import crps as _crps
-from .numerics import scores as _scores
+from .numerics import likelihood as _scores
 from .numerics import tails as _tails
 from .numerics.information import diagonal_info
 from .numerics.special import EULER_GAMMA, stdtr_ad, studentt_log_prob

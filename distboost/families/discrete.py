@@ -24,7 +24,7 @@ import torch.distributions as D
 from ..links import RAW_BOUND
 from .base import Family, info_matrix
 from .numerics import crps as _crps
-from .numerics import scores as _scores
+from .numerics import likelihood as _scores
 from .numerics.nb_table import nb_orth_information
 from .numerics.one_parameter import OneParameterNumpy
 from .numerics.special import lgamma_ratio
@@ -131,7 +131,7 @@ class NegativeBinomial(Family):
     def raw_derivatives(self, raw, y, floor=None):
         """With the default links, the NLL and gradient straight from the raw scores as
         :meth:`nll` computes them
-        (:func:`distboost.families.numerics.scores.negative_binomial_raw`),
+        (:func:`distboost.families.numerics.likelihood.negative_binomial_raw`),
         the Fisher information of :meth:`fisher_information`; other links take the general
         chain rule."""
         if not self._default_links():

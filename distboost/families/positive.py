@@ -18,7 +18,7 @@ import torch.distributions as D
 from .base import Family, info_matrix, refuse_all_zero
 from .continuous import normal_raw_derivatives, normal_scale_low, normal_scale_profile
 from .numerics import crps as _crps
-from .numerics import scores as _scores
+from .numerics import likelihood as _scores
 from .numerics import tails as _tails
 from .numerics.information import diagonal_info
 from .numerics.one_parameter import OneParameterNumpy

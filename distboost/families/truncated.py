@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from .censored import log_interval_probability
-from .numerics import scores as _scores
+from .numerics import likelihood as _scores
 from .numerics.information import info_matrix, raw_information
 from .registry import register_wrapper
 from .support import Support

@@ -24,8 +24,7 @@ Poisson mixture of gamma cdfs (``scipy.special.gammainc`` through torch), quanti
 above ``P(0)``; the CRPS is numerical; the Fisher information has no closed form in ``power``,
 so ``step="auto"`` is Newton's step (the Hessian's diagonal by autograd), and
 ``step="natural"`` uses the quadrature of :mod:`distboost.families.numerics.fisher` split at the
-point
-mass.
+point mass.
 """
 
 from __future__ import annotations

@@ -182,10 +182,10 @@ class ZeroMixture(Family):
 
     def raw_derivatives(self, raw, y, floor=None):
         """Closed form from the base's (:attr:`Family.score_formula`) with the sigmoid link
-        of ``gate`` (:func:`distboost.families.numerics.scores.zero_mixture_raw`); None when the
-        base
-        has no formula, a link has no closed form, or the Fisher information none."""
-        from .numerics import scores
+        of ``gate`` (:func:`distboost.families.numerics.likelihood.zero_mixture_raw`); None
+        when the base has no formula, a link has no closed form, or the Fisher information
+        none."""
+        from .numerics import likelihood as scores
 
         formula = self.base.score_formula
         if formula is None or self.links["gate"].name != "sigmoid":

@@ -15,7 +15,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import distboost as db
-from distboost.conformal.scores import order_index
+from distboost.conformal.conformity import order_index
 
 FAST = {"n_estimators": 15, "early_stopping": False, "random_state": 0}
 

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.xdist_group("dask")
 
 import distboost as db  # noqa: E402
 from distboost.dask import DaskDistributionalRegressor  # noqa: E402
-from distboost.estimators.calibration import best_dispersion_shift  # noqa: E402
+from distboost.estimators.dispersion_shift import best_dispersion_shift  # noqa: E402
 from distboost.objective import FamilyObjective  # noqa: E402
 
 

@@ -1,6 +1,6 @@
 """Closed-form raw derivatives (``Family.raw_derivatives``,
-:mod:`distboost.families.numerics.scores`)
-against autograd, on every family of the case table that has them.
+:mod:`distboost.families.numerics.likelihood`) against autograd, on every family of the case
+table that has them.
 
 The closed form must give what the autograd path gives: the per-row NLL, its gradient with
 respect to the raw scores (through the links, their clamps and the raw floors) and the
@@ -24,7 +24,7 @@ import distboost as db
 from distboost.boosting.derivatives import step_derivatives
 from distboost.estimators.booster import Booster
 from distboost.families import Censored, Truncated
-from distboost.families.numerics.scores import link_value_and_derivative
+from distboost.families.numerics.likelihood import link_value_and_derivative
 from distboost.links import RAW_BOUND
 from distboost.objective import FamilyObjective
 
@@ -45,7 +45,7 @@ def _raw(fam, p, seed):
 def test_the_closed_form_links_are_the_ones_the_chain_rule_handles():
     # zero mixtures check their base's links against CLOSED_FORM_LINKS; the chain rule
     # (link_value_and_derivative) must handle exactly those and refuse the others.
-    from distboost.families.numerics.scores import CLOSED_FORM_LINKS
+    from distboost.families.numerics.likelihood import CLOSED_FORM_LINKS
 
     raw = torch.zeros(3, dtype=torch.float64)
     for name in db.links.available_links():

@@ -5,8 +5,7 @@
 parameter order (tensors that broadcast) and returns the per-row score; gradients with
 respect to the parameters come from autograd, through the differentiable special functions of
 :mod:`distboost.families.numerics.special` where torch has none.  The families' ``crps`` methods
-call
-these (``closed_form_crps = True``); :mod:`distboost.metrics.closed_form` wraps them for numpy;
+call these (``closed_form_crps = True``); :mod:`distboost.metrics.closed_form` wraps them for numpy;
 a training objective with ``scoring_rule="crps"`` differentiates them (NGBoost's CRPScore).
 
 The formulas follow the references in each docstring; the arithmetic mirrors the numpy forms

@@ -96,7 +96,7 @@ def _loss_and_gradient(family):
     """``f(raw Tensor[1, K], y Tensor[n]) -> (nll, [d nll / d raw_k])`` from the family's
     closed form, each a Tensor of shape (n,) or (1,) (broadcast over the rows), or None
     (autograd then)."""
-    from .scores import link_value_and_derivative
+    from .likelihood import link_value_and_derivative
 
     # (The base class by name: this module is imported by .base, not the other way round.)
     if (type(family).raw_derivatives.__qualname__ == "Family.raw_derivatives"

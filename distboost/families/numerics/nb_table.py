@@ -2,8 +2,7 @@
 
 The natural step of the negative binomial needs, on every row and every round,
 ``I_rr|mean`` (:func:`~distboost.families.numerics.special.nb_information`): a quadrature of 48
-nodes
-per row that costs about 25 times LightGBM's two trees of the round.  It is a smooth function
+nodes per row that costs about 25 times LightGBM's two trees of the round.  It is a smooth function
 of ``(log r, log mean)``, so :func:`nb_orth_information` interpolates ``log I_rr|mean`` on a
 grid of step :data:`STEP` by bicubic convolution (Keys 1981, IEEE Trans. ASSP 29(6), ``a =
 -1/2``), the grid's values computed by the same quadrature with :data:`TABLE_NODES` nodes

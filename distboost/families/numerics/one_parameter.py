@@ -7,7 +7,7 @@ two-parameter family).  Below :data:`~distboost.families.continuous.NUMPY_ROWS` 
 CPU they are computed here in numpy, as the Normal's are, and in torch with the same
 formulas above it or on a GPU; for other links the family's
 :attr:`~distboost.families.base.Family.score_formula` and the chain rule
-(:func:`distboost.families.numerics.scores.chain_rule`) give the same values.
+(:func:`distboost.families.numerics.likelihood.chain_rule`) give the same values.
 
 The raw score is floored (``max(r, floor)``) and the link clamps it to ``[-RAW_BOUND,
 RAW_BOUND]``; the gradient is zero strictly below the floor and outside the clamp, as
@@ -24,7 +24,7 @@ import torch
 
 from ...links import RAW_BOUND
 from ..continuous import NUMPY_ROWS
-from . import scores as _scores
+from . import likelihood as _scores
 from .special import log_factorial
 
 __all__ = ["OneParameterNumpy", "one_parameter_derivatives"]

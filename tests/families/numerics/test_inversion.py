@@ -1,6 +1,5 @@
 """Numerical inversion of a cdf (``distboost.families.numerics.inversion.invert_cdf``) against
-scipy's
-exact quantile functions: real, positive, bounded and integer supports, extreme levels, many
+scipy's exact quantile functions: real, positive, bounded and integer supports, extreme levels, many
 rows at once, and the ends of the support at ``q = 0`` and ``q = 1``."""
 
 from __future__ import annotations

@@ -149,7 +149,7 @@ def test_mle_objective_at_one_row_of_parameters_equals_the_per_row_chain_rule(na
     the targets: the same weighted NLL and gradient as the per-row chain rule the engine
     uses (``raw_nll_grad`` on the expanded scores), or autograd without a closed form."""
     from distboost.families.numerics import mle as _mle
-    from distboost.families.numerics.scores import raw_nll_grad
+    from distboost.families.numerics.likelihood import raw_nll_grad
 
     family = _family(name)
     y = np.asarray(_draws(name, _cases(name)[0], 400, seed=5), dtype=np.float64)

@@ -246,7 +246,7 @@ def test_a_target_of_zeros_takes_no_special_function_and_is_not_remembered():
     # differences are exactly 0 there (scipy's gammaln difference, on both branches of
     # lgamma_ratio), and log y! is 0 without an entry that would push out a target's own.
     from distboost.families.numerics import special as _special
-    from distboost.families.numerics.scores import lgamma_ratio_dr
+    from distboost.families.numerics.likelihood import lgamma_ratio_dr
 
     r = torch.tensor([1e-3, 0.7, 5.0, 1e6, 1e15], dtype=torch.float64)
     zeros = torch.zeros_like(r)
@@ -274,7 +274,7 @@ def test_a_target_of_zeros_takes_no_special_function_and_is_not_remembered():
 def test_lgamma_ratio_gives_a_row_the_same_value_whichever_branches_its_batch_takes():
     # One branch alone (every r small, or every r at least STIRLING_MIN) or both and a
     # choice per row: a row's value must not depend on the rows beside it.
-    from distboost.families.numerics.scores import lgamma_ratio_dr
+    from distboost.families.numerics.likelihood import lgamma_ratio_dr
     from distboost.families.numerics.special import STIRLING_MIN, lgamma_ratio
 
     big = torch.tensor([STIRLING_MIN, 250.0, 1e6, 1e15], dtype=torch.float64)

@@ -1,4 +1,4 @@
-"""Tests of distboost.estimators.calibration: the dispersion shift and its search."""
+"""Tests of distboost.estimators.dispersion_shift: the dispersion shift and its search."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import distboost as db
 
 def test_calibration_makes_validation_z_scores_unit_variance():
     """Normal: the optimal shift of log(scale) on the validation rows is log sqrt(mean z^2)."""
-    from distboost.estimators.calibration import best_dispersion_shift
+    from distboost.estimators.dispersion_shift import best_dispersion_shift
 
     rng = np.random.default_rng(0)
     X = rng.uniform(-3, 3, size=(1500, 3))
@@ -47,7 +47,7 @@ def test_calibration_makes_validation_z_scores_unit_variance():
 def test_best_dispersion_shift_matches_brent(true_shift, center, weighted):
     from scipy.optimize import minimize_scalar
 
-    from distboost.estimators.calibration import best_dispersion_shift
+    from distboost.estimators.dispersion_shift import best_dispersion_shift
 
     rng = np.random.default_rng(1)
     fam = db.families.get("laplace")
@@ -76,7 +76,7 @@ def test_best_dispersion_shift_matches_brent(true_shift, center, weighted):
 def test_calibration_of_a_censored_family_is_optimal_on_its_eval_set():
     """Censored rows (bounds of shape (n, 2)) go through the same calibration: after fit, no
     further shift of the dispersion parameter lowers the eval_set's censored NLL."""
-    from distboost.estimators.calibration import best_dispersion_shift
+    from distboost.estimators.dispersion_shift import best_dispersion_shift
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(600, 3))
@@ -105,7 +105,7 @@ def test_the_closed_form_shift_is_the_exact_minimiser_of_the_loss(family, weight
     found by scipy, and the grid search agrees to its resolution."""
     from scipy.optimize import minimize_scalar
 
-    from distboost.estimators.calibration import DispersionSearch
+    from distboost.estimators.dispersion_shift import DispersionSearch
     from distboost.objective import FamilyObjective
 
     rng = np.random.default_rng(3)
@@ -141,7 +141,7 @@ def test_the_closed_form_shift_is_the_exact_minimiser_of_the_loss(family, weight
 def test_the_closed_form_shift_leaves_rows_at_a_floor_to_the_grid_search():
     """A raw scale at its floor (or a shift that would take one there) breaks the closed form:
     the profile is None, or its minimiser out of range, and the grid search decides."""
-    from distboost.estimators.calibration import DispersionSearch
+    from distboost.estimators.dispersion_shift import DispersionSearch
     from distboost.families.continuous import normal_scale_profile
 
     rng = np.random.default_rng(4)

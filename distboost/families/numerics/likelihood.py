@@ -260,12 +260,12 @@ def half_normal(y, scale):
 
 
 def studentt(y, df, loc, scale):
-    """Student's t as :func:`~distboost.families.numerics.special.studentt_log_prob`: with ``v =
-    df``,
-    ``z = (y - loc) / s``, ``nll = -[log G((v+1)/2) - log G(v/2)] + log(pi v) / 2 + log s +
-    (v+1)/2 log1p(z^2 / v)``; ``d/d loc = -(v+1) z / (s (v + z^2))``, ``d/ds = (1 - (v+1)
-    z^2 / (v + z^2)) / s``, ``d/dv = -psi-difference / 2 + 1 / (2v) + log1p(z^2/v) / 2 -
-    (v+1) z^2 / (2 v (v + z^2))``."""
+    """Student's t as :func:`~distboost.families.numerics.special.studentt_log_prob`: with
+    ``v = df``, ``z = (y - loc) / s``,
+    ``nll = -[log G((v+1)/2) - log G(v/2)] + log(pi v) / 2 + log s + (v+1)/2 log1p(z^2 / v)``;
+    ``d/d loc = -(v+1) z / (s (v + z^2))``, ``d/ds = (1 - (v+1) z^2 / (v + z^2)) / s``,
+    ``d/dv = -psi-difference / 2 + 1 / (2v) + log1p(z^2/v) / 2 - (v+1) z^2 / (2 v (v + z^2))``.
+    """
     z = (y - loc) / scale
     z2 = z * z
     half = 0.5 * df
