@@ -205,6 +205,8 @@ def mixture(laws: list, family, spec: FeatureSpec, C: int, P: int, index=None):
     mixture of its ``P`` paths' one-step laws (:class:`~distboost.families.EqualMixture`, a
     Rao-Blackwellised marginal: exact at the first step, and with the Monte Carlo error of
     the paths' histories only later), from the per-step ``laws`` :func:`simulate` collected.
+    The laws are not clipped to ``spec.target_range`` as the draws are.  Memory: ``C * P * H``
+    values per parameter of the component family (the law's two and the map's two).
     """
     comp = path_law(family, spec)
     H = len(laws)
