@@ -97,3 +97,24 @@ def test_scale_and_series_id_reach_the_forecaster(csv, tmp_path, monkeypatch):
     assert main(["forecast", *args, "--scale", "false"]) == 0
     assert seen == [("standard", True), ("none", True)]  # unscaled: the id carries the level
     assert (pd.read_csv(out)["q0.05"] < pd.read_csv(out)["q0.95"]).all()
+
+
+def test_quantiles_use_the_forecasters_paths_and_paths_take_paths(csv, tmp_path, monkeypatch):
+    """Without ``--paths`` the forecaster's own ``n_paths`` default; with it, that many."""
+    import distboost.forecasting.forecaster as module
+
+    seen = []
+
+    class Recording(module.Forecaster):
+        def fit(self, *args, **kwargs):
+            seen.append(self.n_paths)
+            return super().fit(*args, **kwargs)
+
+    monkeypatch.setattr(module, "Forecaster", Recording)
+    out = tmp_path / "f.csv"
+    args = [str(csv), "--time", "date", "--target", "y", "--id", "store", "--horizon", "3",
+            "--lags", "1,2", "--strategy", "recursive", "--n-estimators", "10",
+            "--calibrate", "false", "--out", str(out)]
+    assert main(["forecast", *args]) == 0
+    assert main(["forecast", *args, "--paths", "30"]) == 0
+    assert seen == [module.Forecaster().n_paths, 30]
