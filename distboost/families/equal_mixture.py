@@ -128,19 +128,18 @@ class EqualMixture(Family):
         return fn(flat, wide).reshape(*lead, n, m)
 
     # ------------------------------------------------------------------ distribution functions
-    def _cdf_of(self, params):
-        """The mixture's cdf as a function of ``y`` of shape (..., n): for normal components
-        ``ndtr`` of the standardised values on the components' means and standard deviations,
-        taken once, else the component family's ``cdf``."""
+    def _cdf_of(self, flat, n: int):
+        """The mixture's cdf as a function of ``y`` of shape (..., n), from the components
+        (:meth:`_flat`): for normal components ``ndtr`` of the standardised values on their
+        means and standard deviations, taken once, else the component family's ``cdf``."""
         if self._normal is not None:
-            loc, scale = self._normal_parts(params)
+            loc, scale = self._normal_parts(flat, n)
             return lambda y: torch.special.ndtr(
                 (as_float64_tensor(y)[..., None] - loc) / scale).mean(-1)
-        flat, n = self._flat(params)
         return lambda y: self._each(self.component.cdf, flat, n, y).mean(-1)
 
     def cdf(self, params, y):
-        return self._cdf_of(params)(y)
+        return self._cdf_of(*self._flat(params))(y)
 
     def log_cdf(self, params, y):
         flat, n = self._flat(params)
@@ -168,7 +167,7 @@ class EqualMixture(Family):
         the smallest integer ``k`` with ``F(k) >= q`` for counts."""
         q = as_float64_tensor(q)
         flat, n = self._flat(params)
-        cdf = self._cdf_of(params)
+        cdf = self._cdf_of(flat, n)
         if self.discrete:
             return invert_cdf(cdf, q, self.support)
         each = self._each(self.component.icdf, flat, n, q)
@@ -177,18 +176,20 @@ class EqualMixture(Family):
         # |x|: a forecast near 1e9 keeps the resolution of its spread)
         tol = 1e-10 * (hi - lo)
         if self._normal is not None:
-            lo, hi = self._newton(params, q, each.mean(-1), lo, hi, tol)
+            lo, hi = self._newton(self._normal_parts(flat, n), q, each.mean(-1), lo, hi, tol)
         x = _bisect(cdf, q, lo, hi, rtol=0.0, atol=tol)
         x = torch.where(lo == hi, lo, x)
         x = torch.where(q <= 0.0, torch.full_like(x, self.support.low), x)
         return torch.where(q >= 1.0, torch.full_like(x, self.support.high), x)
 
-    def _newton(self, params, q, x, lo, hi, tol, steps: int = 20):
+    @staticmethod
+    def _newton(parts, q, x, lo, hi, tol, steps: int = 20):
         """Safeguarded Newton steps from ``x`` towards each level's quantile on a mixture of
         normals (a step leaving the bracket ``[lo, hi]`` bisects it instead): the converged
         quantile as a bracket of width 0, else the narrowed bracket for the bisection to
-        finish; a handful of cdf and density evaluations instead of dozens."""
-        loc, scale = self._normal_parts(params)
+        finish; a handful of cdf and density evaluations instead of dozens.  ``parts``: the
+        components' means and standard deviations (:meth:`_normal_parts`)."""
+        loc, scale = parts
         for _ in range(steps):
             z = (x[..., None] - loc) / scale
             gap = torch.special.ndtr(z).mean(-1) - q
@@ -239,7 +240,7 @@ class EqualMixture(Family):
         """
         if self._normal is None:
             return super().crps(params, y)
-        loc, scale = self._normal_parts(params)
+        loc, scale = self._normal_parts(*self._flat(params))
         y = as_float64_tensor(y)
         first = _abs_normal_mean(y[:, None] - loc, scale).mean(-1)
         m = self.n_components
@@ -252,9 +253,8 @@ class EqualMixture(Family):
             second[start:start + rows] = _abs_normal_mean(dm, ds).mean((-1, -2))
         return first - 0.5 * second
 
-    def _normal_parts(self, params) -> tuple[torch.Tensor, torch.Tensor]:
-        """The components' means and standard deviations, each (n, m)."""
-        flat, n = self._flat(params)
+    def _normal_parts(self, flat, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The components' means and standard deviations, each (n, m), from :meth:`_flat`."""
         m = self.n_components
         loc, scale = flat["loc"], flat["scale"]
         if self._normal == "affine":
