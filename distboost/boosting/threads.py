@@ -11,14 +11,17 @@ holds a core, a descheduled sibling keeps the others spinning through their time
   processes with two threads, 1.3-1.5 s with one (``benchmarks/contention.py``,
   docs/engine.md "Threads and a busy machine").
 
-:func:`num_threads` is the rule: ``n_jobs`` when given; else one thread below
-:data:`SINGLE_THREAD_ROWS` training rows; above, inside a fit, as many threads as the cores
-that other processes leave free when the fit starts (:func:`free_cores`, at least one);
-outside a fit (or where the run queue cannot be read) the libraries' defaults.
-:func:`fit_threads` takes that decision once per fit and applies it to torch and the BLAS and
-OpenMP pools for the fit's duration (the counts are the process's: they are set back
-afterwards); the tree backends read it when they are built.  A fit's results do not depend on
-its thread count (LightGBM's ``deterministic`` mode; tests/test_robustness.py).
+The rule: ``n_jobs`` when given; else one thread below :data:`SINGLE_THREAD_ROWS` rows of
+the fit; above, as many threads as the cores that other processes leave free when the fit
+starts (:func:`free_cores`, at least one), or the libraries' defaults where the run queue
+cannot be read.  :func:`fit_threads` takes that decision once per fit, from the fit's rows,
+and applies it to torch and the BLAS and OpenMP pools for the fit's duration (the counts are
+the process's: they are set back afterwards); inside it, :func:`num_threads` returns that
+count to every tree backend and point model built, whatever rows they train on (a held-out
+split's 9,450 of a 10,500-row fit ran LightGBM on one thread while torch ran on all cores).
+Outside a fit :func:`num_threads` applies the rule to the rows it is given.  A fit's results
+do not depend on its thread count (LightGBM's ``deterministic`` mode;
+tests/test_robustness.py).
 """
 
 from __future__ import annotations
@@ -43,19 +46,25 @@ SINGLE_THREAD_ROWS = 10_000
 PROBES = 5
 PROBE_PAUSE = 0.001
 
-#: The thread count of the fit running in this context (None outside a fit, or where the
-#: libraries' defaults apply).
-_FIT_THREADS: contextvars.ContextVar[int | None] = contextvars.ContextVar(
-    "distboost_fit_threads", default=None)
+#: Not inside a fit (the value of :data:`_FIT_THREADS` outside :func:`fit_threads`).
+_OUTSIDE = object()
+#: The thread count of the fit running in this context (None: the libraries' defaults;
+#: :data:`_OUTSIDE` outside a fit).
+_FIT_THREADS: contextvars.ContextVar = contextvars.ContextVar("distboost_fit_threads",
+                                                              default=_OUTSIDE)
 
 
 def num_threads(n_jobs: int | None, n: int) -> int | None:
-    """Threads for a fit on ``n`` training rows: ``n_jobs`` when given, else 1 below
-    :data:`SINGLE_THREAD_ROWS` rows and, above, the count :func:`fit_threads` chose for the
-    fit running in this context (None outside a fit: the library's default, one per core)."""
+    """Threads for ``n`` training rows: ``n_jobs`` when given; inside a fit the count
+    :func:`fit_threads` chose for it (from the fit's rows, not ``n``: one count for torch
+    and every backend of the fit); outside a fit 1 below :data:`SINGLE_THREAD_ROWS` rows and
+    None above (the library's default, one per core)."""
     if n_jobs is not None:
         return int(n_jobs)
-    return 1 if n < SINGLE_THREAD_ROWS else _FIT_THREADS.get()
+    fit = _FIT_THREADS.get()
+    if fit is not _OUTSIDE:
+        return fit
+    return 1 if n < SINGLE_THREAD_ROWS else None
 
 
 def usable_cores() -> int:
@@ -115,10 +124,13 @@ def free_cores(probes: int = PROBES, pause: float = PROBE_PAUSE) -> float | None
 
 
 def _fit_count(n_jobs: int | None, n: int) -> int | None:
-    """The thread count a fit on ``n`` rows runs: :func:`num_threads`'s rule, the cores free
-    now above :data:`SINGLE_THREAD_ROWS` rows (None where they cannot be counted)."""
-    if n_jobs is not None or n < SINGLE_THREAD_ROWS:
-        return num_threads(n_jobs, n)
+    """The thread count a fit on ``n`` rows runs (a fit inside another, such as a candidate
+    of ``family="auto"``, by its own rows): ``n_jobs``, 1 below :data:`SINGLE_THREAD_ROWS`
+    rows, the cores free now above (None where they cannot be counted)."""
+    if n_jobs is not None:
+        return int(n_jobs)
+    if n < SINGLE_THREAD_ROWS:
+        return 1
     free = free_cores()
     if free is None:
         return None
@@ -147,12 +159,12 @@ def fit_threads(n_jobs: int | None, n: int):
     are global to the process: fits running at once in several Python threads share them (a
     speed matter only; results do not depend on them)."""
     threads = _fit_count(n_jobs, n)
-    if threads is None or threads < 1:
-        yield
-        return
-    token = _FIT_THREADS.set(threads)
+    token = _FIT_THREADS.set(threads if threads is None or threads >= 1 else None)
     before = torch.get_num_threads()
     try:
+        if threads is None or threads < 1:
+            yield
+            return
         with _pools().limit(limits=threads):
             if threads == before:
                 yield

@@ -29,9 +29,9 @@ import warnings
 
 import numpy as np
 import pandas as pd
-import torch
 
 from .. import families as _families
+from ..boosting import fit_threads
 from ..estimators import set_family_chooser
 from ..estimators.policy import FAMILY_AUTO_MAX_ROWS as MAX_ROWS
 from ..estimators.policy import round_cap as resolve_n_estimators
@@ -208,22 +208,17 @@ def choose(estimator, X, y, exclude=()) -> tuple[str, pd.DataFrame]:
                   n_iter_no_change=min(int(estimator.n_iter_no_change), PATIENCE),
                   early_stopping="holdout", verbose=0, progress=False)
     metric = "energy_score" if kind == "vector" else "crps"
-    # One torch thread for the comparison: its tensors hold at most MAX_ROWS rows, and torch's
-    # thread pool fighting LightGBM's made a 100-round histogram fit on 1,333 rows 17 x slower
-    # (63 s against 3.7 s on 2 cores shared with other jobs; gamma 18 s against 1.4 s).
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+    # The comparison runs by the fit's thread rule for its own rows (at most MAX_ROWS: one
+    # thread): torch's thread pool fighting LightGBM's made a 100-round histogram fit on
+    # 1,333 rows 17 x slower (63 s against 3.7 s on 2 cores shared with other jobs).
     # The candidates' warnings (a zero-inflated family finding no inflation to fit, ...) are
     # about models the user did not ask for: kept in the table, not shown; the chosen
     # family's final fit on all rows warns about itself.
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            table = compare_families(X_sub, y[rows], families=names, cv=CV,
-                                     metrics=(metric,), random_state=seed,
-                                     multivariate=kind == "vector", **params)
-    finally:
-        torch.set_num_threads(threads)
+    with fit_threads(None, len(rows)), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = compare_families(X_sub, y[rows], families=names, cv=CV,
+                                 metrics=(metric,), random_state=seed,
+                                 multivariate=kind == "vector", **params)
     table.attrs["warnings"] = list(dict.fromkeys(str(w.message) for w in caught))
     table.attrs["rows"] = len(rows)
     table.attrs["learning_rate"] = params["learning_rate"]

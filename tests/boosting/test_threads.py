@@ -41,8 +41,28 @@ def test_a_large_fit_runs_on_the_cores_free(free, cores, expected):
     free(cores)
     with fit_threads(None, 50_000):
         assert num_threads(None, 50_000) == expected
-        assert num_threads(None, 500) == 1 and num_threads(3, 50_000) == 3
-    assert num_threads(None, 50_000) is None
+        # one count for the whole fit, whatever rows a backend inside it trains on
+        assert num_threads(None, 500) == expected and num_threads(3, 50_000) == 3
+    assert num_threads(None, 50_000) is None and num_threads(None, 500) == 1
+
+
+def test_a_fit_just_above_the_bound_runs_every_backend_on_its_count(free, monkeypatch):
+    """Between 10,000 and ~11,100 rows torch ran on the fit's count (its rows above
+    SINGLE_THREAD_ROWS) while LightGBM ran one thread (the held-out split's rows below it;
+    issue 48)."""
+    free(2.0)
+    seen = []
+    build = LightGBMBackend.__init__
+
+    def recording(self, params, *args, **kwargs):
+        build(self, params, *args, **kwargs)
+        seen.append((self.booster.params["num_threads"], torch.get_num_threads()))
+
+    monkeypatch.setattr(LightGBMBackend, "__init__", recording)
+    X, y = sine(10_500, 3)
+    model = db.DistributionalRegressor(n_estimators=3, random_state=0).fit(X, y)
+    assert model.fit_plan_.threads == 2 and model.fit_plan_.training_rows < 10_000
+    assert seen and all(pair == (2, 2) for pair in seen)
 
 
 def test_n_jobs_and_small_data_do_not_count_the_free_cores(free, monkeypatch):
