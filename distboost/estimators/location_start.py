@@ -47,6 +47,7 @@ from scipy.optimize import minimize
 from sklearn.model_selection import KFold
 
 from ..boosting.threads import num_threads
+from .policy import auto_tree_size
 
 __all__ = ["LocationStart", "POINT_DEFAULTS", "PATIENCE", "IDENTITY", "LOG", "AUTO",
            "location_transform", "LocationPlan", "location_plan", "point_options",
@@ -205,10 +206,11 @@ def _target(y: np.ndarray, transform: str) -> np.ndarray:
 
 
 def _min_rows(value, n: int) -> int:
-    """``min_child_samples``: "auto" is the estimators' rule for ``n`` rows,
-    ``clip(round(sqrt(n) / 2), 5, 20)`` (a steep curve on 200 rows needs small leaves)."""
+    """``min_child_samples``: "auto" is the estimators' rule for the point model's ``n``
+    rows (:func:`~distboost.estimators.policy.auto_tree_size`: a steep curve on 200 rows
+    needs small leaves)."""
     if isinstance(value, str):
-        return int(min(max(round(np.sqrt(max(n, 1)) / 2.0), 5), 20))
+        return auto_tree_size(n)[1]
     return int(value)
 
 

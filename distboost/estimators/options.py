@@ -288,9 +288,10 @@ LIGHTGBM_OPTIONS = ("monotone_constraints", "interaction_constraints", "min_spli
                     "extra_trees", "path_smooth", "max_cat_to_onehot")
 
 
-def _resolve_auto_sizes(fields: dict, n: int) -> dict:
-    """``num_leaves`` and ``min_child_samples`` given as "auto" resolved for ``n`` rows."""
-    leaves, min_rows = auto_tree_size(n)
+def _resolve_auto_sizes(fields: dict, n: int, auto: tuple[int, int] | None = None) -> dict:
+    """``num_leaves`` and ``min_child_samples`` given as "auto" resolved to ``auto``, or for
+    ``n`` rows (:func:`auto_tree_size`) when None."""
+    leaves, min_rows = auto_tree_size(n) if auto is None else auto
     out = dict(fields)
     if out.get("num_leaves") == "auto":
         out["num_leaves"] = leaves
@@ -396,18 +397,21 @@ class OptionsMixin:
                             "Attributes\n----------\n" + cls._attribute_docs)
 
     def _engine_params(self, step: str, n: int, seed: int, tree_options=None,
+                       auto_sizes: tuple[int, int] | None = None,
                        **overrides) -> EngineParams:
         """The engine's options for a fit on ``n`` training rows with the integer ``seed``
         (no side effects); ``tree_options`` (a
         :class:`~distboost.estimators.tree_options.TreeOptions`) adds the LightGBM options
-        and the per-parameter backend when needed."""
+        and the per-parameter backend when needed; ``auto_sizes`` is what the "auto" tree
+        sizes mean (a fit's plan, ``FitPlan.tree_size``; None: :func:`auto_tree_size` of
+        ``n``)."""
         # The tree options come resolved against X (column positions) from ``tree_options``.
         fields = {name: OPTIONS[name].default if name in LIGHTGBM_OPTIONS
                   else getattr(self, name, OPTIONS[name].default) for name in ENGINE_OPTIONS}
         fields.update(step=step, random_state=seed)
         if fields["base_learner"] is not None:
             fields["backend"] = None
-        fields = _resolve_auto_sizes(fields, n)
+        fields = _resolve_auto_sizes(fields, n, auto_sizes)
         if tree_options is not None:
             fields.update(tree_options.shared)
         fields.update(overrides)
@@ -415,5 +419,6 @@ class OptionsMixin:
             fields["n_estimators"], fields["n_iter_no_change"] is not None, n)
         params = EngineParams(**fields)
         if tree_options is not None:
-            params = dataclasses.replace(params, **tree_options.engine_fields(params, n))
+            params = dataclasses.replace(params, **tree_options.engine_fields(
+                params, n, auto_sizes))
         return params

@@ -285,8 +285,14 @@ class FitPlan:
         Rows the trees of the validation run are fitted on (a fold's, the split's, all).
     round_cap : int
         The rounds that run may grow (:func:`round_cap`).
-    tree_size : tuple of (int, int) or None
-        ``(num_leaves, min_child_samples)`` of those rows when both are "auto".
+    tree_size : tuple of (int, int)
+        What ``num_leaves="auto"`` and ``min_child_samples="auto"`` (shared or per
+        parameter) mean in every run of the fit: :func:`auto_tree_size` of
+        ``training_rows`` (None in plans saved before it was recorded).
+    refit_tree_size : tuple of (int, int) or None
+        The same for the refit on all rows: after cross-validation the refit's
+        ``rows`` (:func:`auto_tree_size`), after a held-out split the split's trees
+        (``tree_size``); None without a refit.
     step : str
         The step rule.
     linear_start : str
@@ -310,6 +316,7 @@ class FitPlan:
     training_rows: int
     round_cap: int
     tree_size: tuple[int, int] | None
+    refit_tree_size: tuple[int, int] | None
     step: str
     linear_start: str
     location_start: str
@@ -333,8 +340,11 @@ class FitPlan:
                "constant": "one row: the start values are kept"}[v]
         threads = ("the libraries' defaults (the free cores unknown)" if self.threads is None
                    else f"{self.threads}  [SINGLE_THREAD_ROWS = {SINGLE_THREAD_ROWS:,}]")
-        size = ("as given" if self.tree_size is None
+        size = ("not recorded" if self.tree_size is None
                 else f"{self.tree_size[0]} leaves of >= {self.tree_size[1]} rows")
+        if self.refit_tree_size is not None and self.refit_tree_size != self.tree_size:
+            size += (f"; the refit on all rows {self.refit_tree_size[0]} of >= "
+                     f"{self.refit_tree_size[1]}")
         lines = [
             ("rows", f"{self.rows:,}"),
             ("threads", threads),
@@ -342,7 +352,7 @@ class FitPlan:
             ("training rows", f"{self.training_rows:,} per run"),
             ("round cap", f"{self.round_cap:,}  [AUTO_ROUNDS = {AUTO_ROUNDS:,}, "
                           f"AUTO_ROUNDS_STOPPED = {AUTO_ROUNDS_STOPPED:,}]"),
-            ("tree size", size),
+            ("'auto' tree size", size),
             ("step", self.step),
             ("linear start", self.linear_start),
             ("location start", self.location_start
@@ -365,9 +375,10 @@ class FitPlan:
     def from_dict(cls, state: dict | None) -> FitPlan | None:
         if state is None:
             return None
-        state = dict(state)
-        if state.get("tree_size") is not None:
-            state["tree_size"] = tuple(state["tree_size"])
+        state = {"refit_tree_size": None, **state}  # plans saved before it was recorded
+        for key in ("tree_size", "refit_tree_size"):
+            if state[key] is not None:
+                state[key] = tuple(state[key])
         return cls(**state)
 
 
@@ -408,9 +419,8 @@ def plan_fit(estimator, n: int, *, has_eval_set: bool, step: str, location,
     rows = _training_rows(mode, n, estimator.validation_fraction, folds or CV_FOLDS)
     stopped = (mode not in ("none", "constant")
                and estimator.n_iter_no_change is not None)
-    sizes = (auto_tree_size(rows)
-             if estimator.num_leaves == "auto" and estimator.min_child_samples == "auto"
-             else None)
+    refit = (auto_tree_size(n) if mode == "cv"
+             else auto_tree_size(rows) if mode == "holdout_refit" else None)
     linear = estimator.linear_start
     if mode != "cv" or not linear:
         linear_text = "none"
@@ -424,7 +434,8 @@ def plan_fit(estimator, n: int, *, has_eval_set: bool, step: str, location,
     validated = mode not in ("none", "constant")
     return FitPlan(
         rows=int(n), validation=mode, folds=folds, training_rows=int(rows),
-        round_cap=round_cap(estimator.n_estimators, stopped, rows), tree_size=sizes,
+        round_cap=round_cap(estimator.n_estimators, stopped, rows),
+        tree_size=auto_tree_size(rows), refit_tree_size=refit,
         step=step, linear_start=linear_text, location_start=location_text,
         compare_location=compare,
         fine_leaves=validated, calibrate=bool(estimator.calibrate) and validated,

@@ -177,7 +177,7 @@ class FitRuns:
         final = self._fit_rows(family, X, y, sample_weight, context=context, seed=seed,
                                n_estimators=max(best, 1), location=plan, warn=False,
                                output_rounds=more(ensemble.best_iterations_)
-                               if per_output else None, sizes=run.sizes)
+                               if per_output else None, refit=True)
         if not per_output:
             final.ensemble.best_iteration_ = min(best, final.ensemble.n_iter_)
         if final.ensemble.stopped_reason == "n_estimators":  # ran the rounds it was given
@@ -260,14 +260,14 @@ class FitRuns:
                   context: dict, seed: int, n_estimators: int | None = None,
                   penalty: float | None = None, warn: bool = True, where: str = "",
                   output_rounds=None, location: LocationPlan | None = None,
-                  sizes: tuple[int, int] | None = None) -> Run:
+                  refit: bool = False) -> Run:
         """One boosting run on the given rows: objective, start, engine.
 
         Early stopping (each round judged after its own best dispersion shift when
         ``calibrate``) when validation rows are given; ``n_estimators`` overrides the cap
         (the refit after cross-validation; ``output_rounds``: each output's rounds there,
-        under per-parameter stopping; ``sizes``: ``(num_leaves, min_child_samples)`` of
-        the run refitted, in place of "auto"'s for these rows); ``penalty`` starts from the
+        under per-parameter stopping); the round cap otherwise and the "auto" tree size
+        are the fit's plan's (``refit``: its refit's tree size); ``penalty`` starts from the
         penalised linear model of :mod:`distboost.estimators.linear_start`; ``location`` (a plan of
         :func:`~distboost.estimators.location_start.location_plan`) from a point model
         of the location.  ``valid_curve`` holds the
@@ -302,7 +302,8 @@ class FitRuns:
             start, init_raw = self._location_start(location, objective, X, y, sample_weight,
                                                    (X_val, y_val, w_val), data, data_val,
                                                    context, seed)
-        step = context["fit_plan_"].step  # the fit's plan (estimators.policy)
+        fit_plan = context["fit_plan_"]  # the fit's plan (estimators.policy)
+        step = fit_plan.step
         callables = objective.engine_callables(step, seed)
         valid_score = start_score = None
         if X_val is not None:
@@ -320,16 +321,15 @@ class FitRuns:
             else:
                 start_score = functools.partial(_mean_loss, objective.loss)
             start_score = start_score(np.tile(init_raw, (len(y_val), 1)), data_val, w_val)
-        overrides = {} if n_estimators is None else {"n_estimators": n_estimators}
+        overrides = {"n_estimators": fit_plan.round_cap if n_estimators is None else n_estimators}
         overrides["n_iter_no_change"] = None if X_val is None else self.n_iter_no_change
         overrides["continue_outputs"] = self._continued_outputs(objective)
         if output_rounds is not None:
             overrides.update(output_rounds=tuple(int(r) for r in output_rounds),
                              n_estimators=max(int(np.max(output_rounds)), 1))
-        if sizes is not None:
-            overrides.update(num_leaves=int(sizes[0]), min_child_samples=int(sizes[1]))
-        params = self._engine_params(step, len(y), seed,
-                                     tree_options=context.get("_tree_options_"), **overrides)
+        params = self._engine_params(
+            step, len(y), seed, tree_options=context.get("_tree_options_"),
+            auto_sizes=fit_plan.refit_tree_size if refit else fit_plan.tree_size, **overrides)
         desc = where.removeprefix(", ").replace("cross-validation ", "") or "boosting"
         with round_bar(self.progress, params.n_estimators, desc, leave=not where) as callback:
             ensemble = fit_boosting(
@@ -460,7 +460,7 @@ class FitRuns:
         output_rounds = cv_output_rounds([r.ensemble for r in runs], weights, best)
         final = self._fit_rows(family, X, y, sample_weight, context=context, seed=seed,
                                n_estimators=max(best, 1), penalty=penalty,
-                               output_rounds=output_rounds, location=location)
+                               output_rounds=output_rounds, location=location, refit=True)
         final.penalty = penalty
         if output_rounds is None:
             final.ensemble.best_iteration_ = min(best, final.ensemble.n_iter_)

@@ -68,11 +68,14 @@ class TreeOptions:
         return mono or any(cols is not None or ov.get("monotone_constraints") is not None
                            for ov, cols in self.outputs)
 
-    def engine_fields(self, params, n: int) -> dict:
+    def engine_fields(self, params, n: int, auto_sizes: tuple[int, int] | None = None
+                      ) -> dict:
         """The EngineParams fields of a run on ``n`` rows whose shared options are
         ``params``: ``per_parameter`` when the outputs' options differ, else none (a
-        parameter's "auto" tree size is :func:`~distboost.estimators.options.auto_tree_size`)."""
-        auto = dict(zip(("num_leaves", "min_child_samples"), auto_tree_size(n), strict=True))
+        parameter's "auto" tree size is ``auto_sizes``, the fit's plan, or
+        :func:`~distboost.estimators.options.auto_tree_size` of ``n`` when None)."""
+        sizes = auto_tree_size(n) if auto_sizes is None else auto_sizes
+        auto = dict(zip(("num_leaves", "min_child_samples"), sizes, strict=True))
         subs = [(dataclasses.replace(params, **{k: auto[k] if v == "auto" else v
                                                 for k, v in ov.items()}), cols)
                 for ov, cols in self.outputs]

@@ -156,3 +156,45 @@ def test_the_thread_count_is_decided_once_per_fit_and_recorded(monkeypatch):
     model = db.DistributionalRegressor(n_estimators=5, random_state=0).fit(X, y)
     assert len(calls) == 1  # the run queue is read once, before the first run
     assert model.fit_plan_.threads == 1 and model.fit_plan_.validation == "holdout"
+
+
+def test_the_runs_take_the_tree_size_and_round_cap_from_the_plan(monkeypatch):
+    """Once planned, no run resolves "auto" sizes or the round cap from its own rows (the
+    folds grew trees sized for their rows and the refit for all rows, each computed again;
+    issue 48)."""
+    from distboost.estimators import options, tree_options
+
+    def fail(n):
+        raise AssertionError(f"a run resolved the 'auto' tree size for {n} rows itself")
+
+    seen = []
+    engine = options.OptionsMixin._engine_params
+
+    def recording(self, step, n, seed, tree_options=None, auto_sizes=None, **overrides):
+        params = engine(self, step, n, seed, tree_options, auto_sizes, **overrides)
+        seen.append((n, auto_sizes, params.num_leaves, params.min_child_samples,
+                     params.n_estimators))
+        return params
+
+    monkeypatch.setattr(options, "auto_tree_size", fail)
+    monkeypatch.setattr(tree_options, "auto_tree_size", fail)
+    monkeypatch.setattr(options.OptionsMixin, "_engine_params", recording)
+    X, y = frame(300)
+    model = db.DistributionalRegressor(
+        random_state=0, param_options={"scale": {"num_leaves": "auto"}}).fit(X, y)
+    plan = model.fit_plan_
+    assert plan.tree_size == policy.auto_tree_size(240)  # a fold's 240 training rows
+    assert plan.refit_tree_size == policy.auto_tree_size(300) != plan.tree_size
+    folds, refit = seen[:-1], seen[-1]
+    assert len(folds) >= 5 and all(s[1:4] == (plan.tree_size, *plan.tree_size)
+                                   for s in folds)
+    assert all(s[4] == plan.round_cap for s in folds)
+    assert refit[:4] == (300, plan.refit_tree_size, *plan.refit_tree_size)
+    assert (model.num_leaves_, model.min_child_samples_) == plan.refit_tree_size
+    seen.clear()
+    X, y = frame(3_000)
+    model = db.DistributionalRegressor(random_state=0, n_estimators=30).fit(X, y)
+    plan = model.fit_plan_
+    assert plan.refit_tree_size == plan.tree_size == policy.auto_tree_size(2_700)
+    assert {s[1] for s in seen} == {plan.tree_size}  # the split's runs and the refit
+    assert seen[0][4] == plan.round_cap == 30
