@@ -31,6 +31,7 @@ import torch
 
 from .boosting.derivatives import step_derivatives
 from .families.numerics.fisher import make_fisher_fn
+from .families.numerics.special import carry_terms
 
 __all__ = ["FamilyObjective", "SCORING_RULES", "check_step", "dispersion_columns",
            "floored_start", "raw_floor", "slope_mask"]
@@ -111,7 +112,7 @@ class FamilyObjective:
         self.init_raw = self.model_start(init_raw)
         self._floor_t = torch.as_tensor(self.raw_floor)
         self._probe = (torch.as_tensor(init_raw[None, :]),
-                       torch.tensor(np.asarray(y, dtype=np.float64)[:1]))
+                       carry_terms(torch.tensor(np.asarray(y, dtype=np.float64)[:1])))
 
     # ------------------------------------------------------------------ hooks
     @property
@@ -139,8 +140,11 @@ class FamilyObjective:
         return torch.clamp(raw, min=floor)
 
     def data(self, X, y) -> dict:
-        """Row-aligned tensors the loss reads for the rows ``(X, y)``."""
-        return {"y": torch.tensor(np.asarray(y, dtype=np.float64))}  # a copy: y may be read-only
+        """Row-aligned tensors the loss reads for the rows ``(X, y)``; the target carries the
+        terms the family derives from it (:func:`~distboost.families.numerics.special.
+        carry_terms`)."""
+        # a copy: y may be read-only
+        return {"y": carry_terms(torch.tensor(np.asarray(y, dtype=np.float64)))}
 
     def dispersion_column(self) -> int | list[int] | None:
         """Column(s) of the model's raw scores that dispersion calibration shifts (None: the

@@ -161,3 +161,24 @@ def test_normal_closed_form_with_a_floor_equals_autograd_of_the_floored_nll():
     _, grad, _ = fam.raw_derivatives(raw, y, floor)
     (g,) = torch.autograd.grad(fam.nll(torch.clamp(r, min=floor), y).sum(), r)
     np.testing.assert_allclose(grad.numpy(), g.numpy(), rtol=1e-12, atol=1e-15)
+
+
+def test_a_fit_derives_log_y_factorial_once_per_target_not_every_round(monkeypatch):
+    """The objective's targets carry what a family derives from them alone (issue 48: the
+    process-wide store of such terms replaced by the fit's own data)."""
+    import torch
+
+    import distboost as db
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = rng.poisson(np.exp(1 + X[:, 0])).astype(float)
+    lgamma = torch.lgamma
+    counts = []
+    for rounds in (5, 40):
+        calls = []
+        monkeypatch.setattr(torch, "lgamma", lambda x, calls=calls: calls.append(1) or lgamma(x))
+        db.DistributionalRegressor(family="poisson", n_estimators=rounds, early_stopping=False,
+                                   random_state=0).fit(X, y)
+        counts.append(len(calls))
+    assert counts[0] == counts[1] <= 4

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..families.numerics.special import carries_terms, carry_terms
 from .backend import backend_name, get_backend
 from .derivatives import STEP_RULES, NonFiniteLoss, StepComputer, curvature_scale
 from .ensemble import FittedEnsemble
@@ -419,11 +420,13 @@ def fit_boosting(
 
 
 def on_device(data: dict, device) -> dict:
-    """``data`` with its tensors moved to ``device`` (the same dict on the CPU)."""
+    """``data`` with its tensors moved to ``device`` (the same dict on the CPU; a target
+    that carries its terms carries them there too, :func:`~distboost.families.numerics.
+    special.carry_terms`)."""
     if str(device) == "cpu":
         return data
-    return {key: value.to(device) if isinstance(value, torch.Tensor) else value
-            for key, value in data.items()}
+    return {key: (carry_terms(value.to(device)) if carries_terms(value) else value.to(device))
+            if isinstance(value, torch.Tensor) else value for key, value in data.items()}
 
 
 def _host(raw) -> np.ndarray:

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import torch
 
+from ..families.numerics.special import carries_terms, carry_terms
+
 __all__ = ["BLOCK_ROWS", "columns", "data_rows", "row_aligned", "row_blocks"]
 
 #: Rows per block (the last block takes the remainder, up to twice this): a few MB of
@@ -67,8 +69,10 @@ def row_aligned(data: dict, n: int) -> bool:
 
 
 def data_rows(data: dict, rows: slice) -> dict:
-    """``data`` restricted to ``rows`` (views, no copy)."""
-    return {key: value[rows] for key, value in data.items()}
+    """``data`` restricted to ``rows`` (views, no copy); a block of a target that carries its
+    terms carries its own (:func:`~distboost.families.numerics.special.carry_terms`)."""
+    return {key: carry_terms(value[rows]) if carries_terms(value) else value[rows]
+            for key, value in data.items()}
 
 
 def columns(coef: torch.Tensor, rows: slice | None) -> torch.Tensor:

@@ -43,6 +43,7 @@ import pandas as pd
 import torch
 from scipy.optimize import minimize
 
+from ..families.numerics.special import carry_terms
 from .rounds import one_standard_error_choice
 
 __all__ = ["LinearStart", "fit_linear_start", "choose_linear_start", "PENALTIES",
@@ -269,8 +270,8 @@ def choose_linear_start(make_loss, X, y, weight, folds, fit_start, mask=None) ->
         if design.coef.shape[0] == 0:
             return None
         Z, Z_val = design.design(take(X, train)), design.design(take(X, valid))
-        data = {"y": torch.tensor(y[train])}
-        data_val = {"y": torch.tensor(y[valid])}
+        data = {"y": carry_terms(torch.tensor(y[train]))}
+        data_val = {"y": carry_terms(torch.tensor(y[valid]))}
         wv = w[valid] / w[valid].sum()
         with torch.no_grad():
             raw0 = torch.as_tensor(np.tile(init_raw, (len(valid), 1)))

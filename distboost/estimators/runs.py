@@ -23,6 +23,7 @@ from sklearn.model_selection import train_test_split
 from .._validation import check_consistent_rows, check_sample_weight, check_X, take_rows
 from ..boosting import fit_boosting
 from ..boosting.ensemble import FittedEnsemble
+from ..families.numerics.special import carry_terms
 from ..objective import FamilyObjective, slope_mask
 from .dispersion_shift import DispersionSearch, apply_shift, best_dispersion_shift
 from .leaf_size import (
@@ -487,7 +488,7 @@ class FitRuns:
             oof[valid] = np.maximum(raw, run.objective.raw_floor)
         final.oof = oof
         if shift:
-            data = {"y": torch.as_tensor(np.require(y, requirements="W"))}
+            data = {"y": carry_terms(torch.as_tensor(np.require(y, requirements="W")))}
             final.shift, _ = best_dispersion_shift(final.objective.loss, oof, data,
                                                    sample_weight, column,
                                                    profile=final.objective.dispersion_profile())

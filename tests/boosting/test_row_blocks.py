@@ -177,16 +177,17 @@ def test_blocked_engine_fit_equals_the_whole_batch_fit(monkeypatch):
 
 
 def test_what_a_block_derives_from_its_target_is_derived_once_not_every_round(monkeypatch):
-    # log y! of a Poisson target, per block: each block's data are the same views every
-    # round, so the remembered value is found again (it was derived every round, for every
-    # block, when each round made new views).
+    # log y! of a Poisson target (the objective's data: a target that carries its terms),
+    # per block: each block's data are the same views every round, so the kept value is
+    # found again (it was derived every round, for every block, when each round made new
+    # views).
     rng = np.random.default_rng(0)
     n, rounds = 3000, 6
     y = rng.poisson(3.0, size=n).astype(np.float64)
     obj = FamilyObjective(get("poisson"), y)
     raw = obj.init_raw + 0.1 * rng.normal(size=(n, 1))
     monkeypatch.setattr(rb, "BLOCK_ROWS", 1000)
-    sc = StepComputer(obj.loss, {"y": torch.as_tensor(y)}, "natural", obj.fisher(),
+    sc = StepComputer(obj.loss, obj.data(None, y), "natural", obj.fisher(),
                       derivatives=obj.derivatives())
     sizes = []
     lgamma = torch.lgamma

@@ -35,7 +35,6 @@ And two pieces of the negative binomial likelihood that a direct formula gets wr
 from __future__ import annotations
 
 import math
-import weakref
 
 import numpy as np
 import scipy.special as sc
@@ -265,60 +264,76 @@ def _stirling_tail(x: torch.Tensor) -> torch.Tensor:
     return inv * (1.0 / 12.0 - inv2 * (1.0 / 360.0 - inv2 / 1260.0))
 
 
-#: The values derived from targets: ``(id(y), key) -> (weak reference to y, y._version,
-#: value)``, oldest first; see :func:`remembered`.
-_REMEMBERED: dict = {}
-#: Entries kept at most: a fit on many rows evaluates its target by blocks of rows
-#: (:mod:`distboost.boosting.row_blocks`, 15 blocks at 2,000,000 rows), each block a target
-#: of its own with a few keys.
-_REMEMBER_MAX = 256
+#: The attribute of a fit's target tensor that holds the terms derived from it
+#: (:func:`remembered`; set by :func:`carry_terms`).
+TERMS = "_distboost_terms"
+
+
+def carry_terms(y: torch.Tensor) -> torch.Tensor:
+    """Make ``y`` a target that carries the terms derived from it (:func:`remembered`), and
+    return it.
+
+    The objective's ``data`` marks the targets of a fit (its training and validation rows,
+    their blocks of rows, their copies on a device): a fit evaluates the same target every
+    round, and what depends on it alone (``log y!``, ``log y``, a censored target's row
+    plan) is derived once and kept on the tensor, gone with it when the fit's data go.  A
+    tensor not marked (a user's, a prediction's) derives its terms at each call.
+    """
+    setattr(y, TERMS, {})
+    return y
+
+
+def carries_terms(y) -> bool:
+    """Whether ``y`` is a target marked by :func:`carry_terms`."""
+    return isinstance(getattr(y, TERMS, None), dict)
+
+
+def _carry(value, source: torch.Tensor):
+    """Mark the tensors of a derived ``value`` (nested tuples and lists) as targets too: a
+    zero mixture's stand-in target has its own ``log y!``."""
+    if isinstance(value, torch.Tensor):
+        if value is not source and not carries_terms(value):
+            carry_terms(value)
+    elif isinstance(value, tuple | list):
+        for item in value:
+            _carry(item, source)
 
 
 def remembered(y: torch.Tensor, key: str, fn):
-    """``fn(y)``, remembered for the last targets: a fit evaluates the same ``y`` (its
-    training and validation rows, or the same blocks of them) every round, and some terms
-    depend on ``y`` alone (``log y!``, ``log y``, the zero mixtures' stand-in values).  An
-    entry holds ``y`` weakly (it goes when ``y`` goes) and is used only for the same tensor
-    object unchanged since (``Tensor._version``); the value carries no gradient (``y`` is
-    data) and must not be changed in place by its users.  A write that torch does not count
-    (through ``y.data``, or into a numpy array that ``y`` shares memory with) goes unseen:
-    the engine's targets are its own tensors, made per fit.  Beyond :data:`_REMEMBER_MAX`
-    targets and keys in use at once (blocks of tens of millions of rows) values are derived
-    again as they are pushed out: the same values, more time.
+    """``fn(y)``, kept on ``y`` when it is a fit's target (:func:`carry_terms`): a fit
+    evaluates the same ``y`` (its training and validation rows, or the same blocks of them)
+    every round, and some terms depend on ``y`` alone (``log y!``, ``log y``, the zero
+    mixtures' stand-in values).  A kept value is used only while ``y`` is unchanged
+    (``Tensor._version``); it carries no gradient (``y`` is data) and must not be changed in
+    place by its users.  The tensors of a kept value are targets themselves (their own terms
+    are kept on them).  Any other ``y`` gets ``fn(y)`` at each call.
 
     Parameters
     ----------
     y : Tensor
     key : str
-        What ``fn`` computes (one entry per target and key).
+        What ``fn`` computes (one value per target and key).
     fn : callable
         ``fn(y)``: a tensor, or a tuple holding tensors.
     """
-    slot = (id(y), key)
-    entry = _REMEMBERED.get(slot)
-    if entry is not None and entry[0]() is y and entry[1] == y._version:
-        _REMEMBERED[slot] = _REMEMBERED.pop(slot, entry)  # the most recently used last
-        return entry[2]
+    terms = getattr(y, TERMS, None)
+    if not isinstance(terms, dict):
+        with torch.no_grad():
+            return fn(y)
+    entry = terms.get(key)
+    if entry is not None and entry[0] == y._version:
+        return entry[1]
     with torch.no_grad():
         value = fn(y)
-    try:
-        ref = weakref.ref(y, lambda dead, slot=slot: _forget(slot, dead))
-    except TypeError:  # not a tensor that can be referenced weakly: nothing to remember
-        return value
-    _REMEMBERED.pop(slot, None)
-    _REMEMBERED[slot] = (ref, y._version, value)
-    # list() of the keys is one C call (no other thread, no weakref callback, runs during
-    # it); pop tolerates an entry another thread or a callback has dropped since.
-    for old in list(_REMEMBERED)[:max(0, len(_REMEMBERED) - _REMEMBER_MAX)]:
-        _REMEMBERED.pop(old, None)
+    _carry(value, y)
+    terms[key] = (y._version, value)
     return value
 
 
 def log_factorial(y: torch.Tensor) -> torch.Tensor:
-    """``lgamma(y + 1)``, remembered for the last few targets (:func:`remembered`): the count
-    families' NLL adds it on every evaluation.  A ``y`` of zeros only (a zero mixture's base
-    law evaluated at 0, on a new tensor every round) gives zeros without a remembered entry
-    (which would push out the targets' own).
+    """``lgamma(y + 1)``, kept on a fit's target (:func:`remembered`): the count families'
+    NLL adds it on every evaluation.  A ``y`` of zeros only (a zero mixture's base law
+    evaluated at 0) gives zeros without the special function.
 
     Parameters
     ----------
@@ -331,13 +346,6 @@ def log_factorial(y: torch.Tensor) -> torch.Tensor:
     if not bool(y.any()):
         return torch.zeros_like(y)
     return remembered(y, "log_factorial", lambda t: torch.lgamma(t + 1.0))
-
-
-def _forget(slot, ref) -> None:
-    """Drop the entry of a target that no longer exists (its value goes with it)."""
-    entry = _REMEMBERED.get(slot)
-    if entry is not None and entry[0] is ref:
-        _REMEMBERED.pop(slot, None)
 
 
 def lgamma_ratio(r: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

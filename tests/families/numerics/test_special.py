@@ -208,30 +208,30 @@ def test_stdtr_values_match_scipy():
     np.testing.assert_array_equal(stdtr_ad(df, t).numpy(), sc.stdtr(df.numpy(), t.numpy()))
 
 
-def test_log_factorial_is_remembered_per_target_and_never_stale():
-    import gc
-
+def test_log_factorial_is_kept_on_a_fit_s_target_and_never_stale():
     from distboost.families.numerics import special as _special
 
-    y = torch.tensor([0.0, 1.0, 5.0, 30.0], dtype=torch.float64)
+    y = _special.carry_terms(torch.tensor([0.0, 1.0, 5.0, 30.0], dtype=torch.float64))
     first = _special.log_factorial(y)
     torch.testing.assert_close(first, torch.lgamma(y + 1.0), rtol=0.0, atol=0.0)
-    assert _special.log_factorial(y) is first  # the same target: remembered
-    same_values = y.clone()
-    assert _special.log_factorial(same_values) is not first  # another tensor: its own
+    assert _special.log_factorial(y) is first  # the same target: kept
+    same_values = _special.carry_terms(y.clone())
+    assert _special.log_factorial(same_values) is not first  # another target: its own
     y[0] = 3.0  # changed in place: computed again
     torch.testing.assert_close(_special.log_factorial(y), torch.lgamma(y + 1.0), rtol=0.0,
                                atol=0.0)
-    n_before = len(_special._REMEMBERED)
-    del y, same_values
-    gc.collect()
-    assert len(_special._REMEMBERED) < n_before  # gone with their targets
+    plain = torch.tensor([1.0, 4.0], dtype=torch.float64)  # not a fit's target
+    assert _special.log_factorial(plain) is not _special.log_factorial(plain)
+    assert not hasattr(plain, _special.TERMS)
+    # No process-wide store: the terms go with their target.
+    assert not any(isinstance(v, dict) and k.startswith("_REMEMBER")
+                   for k, v in vars(_special).items())
 
 
 def test_remembered_values_are_per_key_and_never_stale():
-    from distboost.families.numerics.special import remembered
+    from distboost.families.numerics.special import carries_terms, carry_terms, remembered
 
-    y = torch.tensor([0.0, 2.0], dtype=torch.float64)
+    y = carry_terms(torch.tensor([0.0, 2.0], dtype=torch.float64))
     a = remembered(y, "double", lambda t: 2.0 * t)
     assert remembered(y, "double", lambda t: 3.0 * t) is a  # the same target and key
     b = remembered(y, "triple", lambda t: 3.0 * t)  # another key: its own value
@@ -239,6 +239,27 @@ def test_remembered_values_are_per_key_and_never_stale():
     y.add_(1.0)  # changed in place: computed again
     torch.testing.assert_close(remembered(y, "double", lambda t: 2.0 * t), 2.0 * y,
                                rtol=0.0, atol=0.0)
+    # The tensors of a kept value are targets too (a zero mixture's stand-in has its own
+    # log y!), nested in tuples and lists.
+    pair = remembered(y, "pair", lambda t: (t + 1.0, [t * 0.5, "x"]))
+    assert carries_terms(pair[0]) and carries_terms(pair[1][0])
+    assert remembered(pair[0], "half", lambda t: t / 2) is remembered(pair[0], "half", None)
+
+
+def test_a_fit_s_targets_carry_their_terms_through_blocks_and_devices():
+    from distboost.boosting.engine import on_device
+    from distboost.boosting.row_blocks import data_rows
+    from distboost.families import get as get_family
+    from distboost.families.numerics.special import carries_terms
+    from distboost.objective import FamilyObjective
+
+    y = np.array([0.0, 1.0, 4.0])
+    data = FamilyObjective(get_family("poisson"), y).data(None, y)
+    assert carries_terms(data["y"])
+    block = data_rows(data, slice(0, 2))
+    assert carries_terms(block["y"]) and block["y"].data_ptr() == data["y"].data_ptr()
+    assert on_device(data, "cpu") is data
+    assert carries_terms(on_device(data, "meta")["y"])
 
 
 def test_a_target_of_zeros_takes_no_special_function_and_is_not_remembered():
@@ -261,9 +282,9 @@ def test_a_target_of_zeros_takes_no_special_function_and_is_not_remembered():
     leaf = r.clone().requires_grad_(True)
     (grad,) = torch.autograd.grad(_special.lgamma_ratio(leaf, zeros).sum(), leaf)
     np.testing.assert_array_equal(grad.numpy(), np.zeros(5))
-    n_before = len(_special._REMEMBERED)
-    np.testing.assert_array_equal(_special.log_factorial(zeros).numpy(), np.zeros(5))
-    assert len(_special._REMEMBERED) == n_before
+    marked = _special.carry_terms(zeros.clone())
+    np.testing.assert_array_equal(_special.log_factorial(marked).numpy(), np.zeros(5))
+    assert getattr(marked, _special.TERMS) == {}  # nothing kept for a target of zeros
     # A target with one positive value still takes the special functions.
     y = torch.tensor([0.0, 0.0, 0.0, 0.0, 3.0], dtype=torch.float64)
     expected = np.zeros(5)
