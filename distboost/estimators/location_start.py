@@ -38,6 +38,7 @@ Intelligence 2, 56-67.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import lightgbm as lgb
@@ -52,7 +53,7 @@ from .policy import auto_tree_size
 __all__ = ["LocationStart", "POINT_DEFAULTS", "PATIENCE", "IDENTITY", "LOG", "AUTO",
            "location_transform", "LocationPlan", "location_plan", "point_options",
            "refit_constants", "cross_fitted", "CROSS_FIT_FOLDS", "fit_point_model",
-           "cv_point_rounds"]
+           "cv_point_rounds", "start_location", "cv_location_plan"]
 
 #: Options of the point model (LightGBM's L2 regressor): ``n_estimators`` is the cap of its
 #: early-stopped rounds (all rounds when there are no validation rows).
@@ -396,3 +397,95 @@ class LocationStart:
     def from_dict(cls, d: dict) -> LocationStart:
         return cls(lgb.Booster(model_str=d["model"]), d["column"], d["n_outputs"],
                    d["rounds"], d["transform"], d["options"], d.get("center", 0.0))
+
+
+def start_location(plan: LocationPlan, objective, X_tree, y, sample_weight, val, data: dict,
+                   data_val: dict | None, seed: int, n_jobs=None):
+    """The point model of the location on a run's training rows (rounds early-stopped on
+    the validation rows, or ``plan.rounds``), its offsets in ``data`` and ``data_val``, and
+    the constant parts of the raw scores refitted given it.
+
+    Parameters
+    ----------
+    plan : LocationPlan
+    objective : FamilyObjective
+        The run's objective.
+    X_tree : array-like of shape (n, p)
+        The training rows' tree matrix.
+    y, sample_weight : ndarray of shape (n,), or None for the weights
+    val : tuple
+        ``(X_val_tree, y_val, w_val)``, each None without validation rows.
+    data, data_val : dict
+        The run's data (``data_val`` None without validation rows); ``"offset"`` is added
+        to in place.
+    seed : int
+    n_jobs : int or None
+
+    Returns
+    -------
+    start : LocationStart or None
+        None under ``"auto"`` when the point model does not beat the constant on the
+        validation rows.
+    init_raw : ndarray of shape (K,)
+    """
+    X_val_tree, y_val, w_val = val
+    booster, rounds, curve, center = fit_point_model(
+        X_tree, y, sample_weight, plan.options, plan.transform, seed, n_jobs,
+        X_val_tree, y_val, w_val, rounds=plan.rounds)
+    start = LocationStart(booster, plan.column, objective.n_outputs, rounds,
+                          plan.transform, plan.options, center)
+    if plan.auto and curve is not None:
+        target = np.log(y_val) if plan.transform == "log" else y_val
+        centre = np.average(np.log(y) if plan.transform == "log" else y,
+                            weights=sample_weight)
+        if not curve[rounds - 1] < np.average((target - centre) ** 2, weights=w_val):
+            return None, objective.init_raw
+    offset = start.offset(X_tree)
+    oof = cross_fitted(X_tree, y, sample_weight, plan.options, plan.transform, seed,
+                       rounds, n_jobs)
+    if oof is not None:
+        offset[:, plan.column] = oof
+    data["offset"] = data.get("offset", 0.0) + torch.as_tensor(offset)
+    if data_val is not None:
+        data_val["offset"] = data_val.get("offset", 0.0) + torch.as_tensor(
+            start.offset(X_val_tree))
+    init_raw = objective.init_raw.copy()
+    init_raw[plan.column] = 0.0
+    return start, refit_constants(objective.loss, init_raw, data, sample_weight)
+
+
+def cv_location_plan(plan: LocationPlan, tree_rows, y, sample_weight, folds, seed: int,
+                     n_jobs=None) -> LocationPlan | None:
+    """``plan`` with the point model's rounds chosen on the folds' weighted mean validation
+    curve; None under ``"auto"`` when that curve's best does not beat the constant (each
+    fold's training mean).
+
+    Parameters
+    ----------
+    plan : LocationPlan
+    tree_rows : callable
+        ``tree_rows(indices)``: the tree matrix of those rows.
+    y, sample_weight : ndarray of shape (n,), or None for the weights
+    folds : list of (train, valid) index arrays
+    seed : int
+    n_jobs : int or None
+    """
+    curves, constant, weights = [], [], []
+    target = np.log(y) if plan.transform == "log" else np.asarray(y, np.float64)
+    w = np.ones(len(y)) if sample_weight is None else sample_weight
+    for train, valid in folds:
+        _, _, curve, _ = fit_point_model(
+            tree_rows(train), y[train], w[train], plan.options, plan.transform, seed, n_jobs,
+            tree_rows(valid), y[valid], w[valid])
+        curves.append(curve)
+        centre = np.average(target[train], weights=w[train])
+        constant.append(np.average((target[valid] - centre) ** 2, weights=w[valid]))
+        weights.append(float(w[valid].sum()))
+    rounds = cv_point_rounds(curves, weights)
+    if plan.auto:
+        length = max(len(c) for c in curves)
+        mean = np.average([np.pad(c, (0, length - len(c)), mode="edge") for c in curves],
+                          axis=0, weights=weights)
+        if not mean[rounds - 1] < np.average(constant, weights=weights):
+            return None
+    return dataclasses.replace(plan, rounds=rounds)

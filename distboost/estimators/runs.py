@@ -32,14 +32,7 @@ from .leaf_size import (
     location_tree_size,
 )
 from .linear_start import LinearStart, choose_linear_start, fit_linear_start
-from .location_start import (
-    LocationPlan,
-    LocationStart,
-    cross_fitted,
-    cv_point_rounds,
-    fit_point_model,
-    refit_constants,
-)
+from .location_start import LocationPlan, LocationStart, cv_location_plan, start_location
 from .policy import AUTO_COMPARE_ROWS, FitPlan, paired_standard_error
 from .progress import round_bar
 from .rounds import CV_FOLDS, best_cv_round, cv_folds, cv_output_rounds, padded_curves
@@ -124,13 +117,13 @@ class FitRuns:
         X, y, sample_weight, val = self._validation_rows(
             family, X, y, sample_weight, eval_set, eval_weight, mode, context, seed)
 
-        def fit(plan, context):
+        def fit(start, context):
             run = self._fit_rows(family, X, y, sample_weight, *val, context=context, seed=seed,
                                  n_estimators=1 if mode == "constant" else None,
-                                 location=plan)
+                                 location=start)
             if mode == "constant":
                 run.ensemble.best_iteration_ = 0
-            if self.calibrate and val[0] is not None:
+            if plan.calibrate and val[0] is not None:
                 run.shift = self._calibrate(run, val, context)
             return run
 
@@ -300,16 +293,17 @@ class FitRuns:
                 data_val["offset"] = torch.as_tensor(linear.offset(X_val))
         start = None
         if location is not None:
-            start, init_raw = self._location_start(location, objective, X, y, sample_weight,
-                                                   (X_val, y_val, w_val), data, data_val,
-                                                   context, seed)
+            start, init_raw = start_location(
+                location, objective, self._tree_X(X, context), y, sample_weight,
+                (None if X_val is None else self._tree_X(X_val, context), y_val, w_val),
+                data, data_val, seed, self.n_jobs)
         fit_plan = context["fit_plan_"]  # the fit's plan (estimators.policy)
         step = fit_plan.step
         callables = objective.engine_callables(step, seed)
         valid_score = start_score = None
         if X_val is not None:
             column = objective.dispersion_column()
-            if self.calibrate and column is not None:
+            if fit_plan.calibrate and column is not None:
                 search = DispersionSearch(objective.loss, data_val, w_val, column,
                                           profile=objective.dispersion_profile())
                 last = {"shift": 0.0}
@@ -324,7 +318,8 @@ class FitRuns:
             start_score = start_score(np.tile(init_raw, (len(y_val), 1)), data_val, w_val)
         overrides = {"n_estimators": fit_plan.round_cap if n_estimators is None else n_estimators}
         overrides["n_iter_no_change"] = None if X_val is None else self.n_iter_no_change
-        overrides["continue_outputs"] = self._continued_outputs(objective)
+        overrides["continue_outputs"] = (self._continued_outputs(objective)
+                                         if fit_plan.per_parameter_stopping else None)
         if output_rounds is not None:
             overrides.update(output_rounds=tuple(int(r) for r in output_rounds),
                              n_estimators=max(int(np.max(output_rounds)), 1))
@@ -350,45 +345,11 @@ class FitRuns:
                    cap=params.n_estimators,
                    location_size=location_tree_size(family, params, objective.n_outputs))
 
-    def _location_start(self, plan, objective, X, y, sample_weight, val, data, data_val,
-                        context, seed):
-        """The point model of the location on the training rows (rounds early-stopped on
-        the validation rows, or ``plan.rounds``), its offsets in ``data`` and
-        ``data_val``, and the constant parts of the raw scores refitted given it:
-        ``(LocationStart or None, init_raw)``.  Under ``"auto"`` a point model that does
-        not beat the constant on the validation rows is not used (None)."""
-        X_val, y_val, w_val = val
-        X_tree = self._tree_X(X, context)
-        X_val_tree = None if X_val is None else self._tree_X(X_val, context)
-        booster, rounds, curve, center = fit_point_model(
-            X_tree, y, sample_weight, plan.options, plan.transform, seed, self.n_jobs,
-            X_val_tree, y_val, w_val, rounds=plan.rounds)
-        start = LocationStart(booster, plan.column, objective.n_outputs, rounds,
-                              plan.transform, plan.options, center)
-        if plan.auto and curve is not None:
-            target = np.log(y_val) if plan.transform == "log" else y_val
-            centre = np.average(np.log(y) if plan.transform == "log" else y,
-                                weights=sample_weight)
-            if not curve[rounds - 1] < np.average((target - centre) ** 2, weights=w_val):
-                return None, objective.init_raw
-        offset = start.offset(X_tree)
-        oof = cross_fitted(X_tree, y, sample_weight, plan.options, plan.transform, seed,
-                           rounds, self.n_jobs)
-        if oof is not None:
-            offset[:, plan.column] = oof
-        data["offset"] = data.get("offset", 0.0) + torch.as_tensor(offset)
-        if data_val is not None:
-            data_val["offset"] = data_val.get("offset", 0.0) + torch.as_tensor(
-                start.offset(X_val_tree))
-        init_raw = objective.init_raw.copy()
-        init_raw[plan.column] = 0.0
-        return start, refit_constants(objective.loss, init_raw, data, sample_weight)
-
     def _continued_outputs(self, objective) -> tuple | None:
         """The raw outputs per-parameter stopping grows on after the joint stop: all but
-        the dispersion (None: off, or a family without a dispersion parameter)."""
+        the dispersion (None: a family without a dispersion parameter)."""
         column = objective.dispersion_column()
-        if not getattr(self, "per_parameter_stopping", False) or column is None:
+        if column is None:
             return None
         frozen = set(np.atleast_1d(column).tolist())
         kept = tuple(k for k in range(objective.n_outputs) if k not in frozen)
@@ -440,8 +401,9 @@ class FitRuns:
         if penalty is not None:
             location = None  # "auto": the linear start chosen first stays
         elif location is not None and location.rounds is None:
-            location = self._cv_location_plan(location, X, y, sample_weight, folds, context,
-                                              seed)
+            location = cv_location_plan(
+                location, lambda rows: self._tree_X(take_rows(X, rows), context), y,
+                sample_weight, folds, seed, self.n_jobs)
 
         def fit_fold(i, train, valid):
             w_rows = ((None, None) if sample_weight is None
@@ -474,7 +436,7 @@ class FitRuns:
         # location ran to 40 rounds on 48 rows inflated the dispersion shift (wine, 60
         # rows: scale x 2.6, test NLL 0.49 above the constant's).
         column = final.objective.dispersion_column()
-        shift = self.calibrate and column is not None
+        shift = context["fit_plan_"].calibrate and column is not None
         if not shift and location_column(self, family, final.objective.n_outputs) is None:
             final.members = runs
             return final
@@ -494,32 +456,6 @@ class FitRuns:
                                                    profile=final.objective.dispersion_profile())
         final.members = runs
         return final
-
-
-    def _cv_location_plan(self, plan, X, y, sample_weight, folds, context, seed):
-        """``plan`` with the point model's rounds chosen on the folds' weighted mean
-        validation curve; None under ``"auto"`` when that curve's best does not beat the
-        constant (each fold's training mean)."""
-        curves, constant, weights = [], [], []
-        target = np.log(y) if plan.transform == "log" else np.asarray(y, np.float64)
-        w = np.ones(len(y)) if sample_weight is None else sample_weight
-        for train, valid in folds:
-            _, _, curve, _ = fit_point_model(
-                self._tree_X(take_rows(X, train), context), y[train], w[train],
-                plan.options, plan.transform, seed, self.n_jobs,
-                self._tree_X(take_rows(X, valid), context), y[valid], w[valid])
-            curves.append(curve)
-            centre = np.average(target[train], weights=w[train])
-            constant.append(np.average((target[valid] - centre) ** 2, weights=w[valid]))
-            weights.append(float(w[valid].sum()))
-        rounds = cv_point_rounds(curves, weights)
-        if plan.auto:
-            length = max(len(c) for c in curves)
-            mean = np.average([np.pad(c, (0, length - len(c)), mode="edge") for c in curves],
-                              axis=0, weights=weights)
-            if not mean[rounds - 1] < np.average(constant, weights=weights):
-                return None
-        return dataclasses.replace(plan, rounds=rounds)
 
 
 def _mean_loss(loss, raw, data, weight) -> float:
