@@ -23,7 +23,7 @@ import pandas as pd
 from sklearn.exceptions import NotFittedError
 
 from ..estimators import DistributionalRegressor
-from ..estimators.policy import CV_MAX_ROWS
+from ..estimators.policy import validation_mode
 from ..families import Censored, get
 from ..predictive import Predictive
 from .backtest import run_backtest
@@ -381,8 +381,9 @@ class Forecaster:
 
         * A tail, not random rows, for the direct strategy: a random split would put rows of
           the same target time on both sides (one per step) and let the trees memorise them.
-        * Recursive below ``CV_MAX_ROWS`` rows: None, the regressor's own K-fold
-          cross-validation on every row.  Each row forecasts one step from lagged values,
+        * Recursive where the regressor's plan cross-validates (below ``CV_MAX_ROWS`` rows,
+          :func:`~distboost.estimators.policy.validation_mode`): None, the regressor's own
+          K-fold cross-validation on every row.  Each row forecasts one step from lagged values,
           and for such autoregressive rows validation on random rows is sound (Bergmeir,
           Hyndman & Koo 2018, Comput. Stat. Data Anal. 120, 70-83); the last 10 % of a
           100-value series would be 9 rows, on which the number of rounds and the
@@ -391,9 +392,10 @@ class Forecaster:
           and the latest regime).
         """
         opts = regressor_kwargs(self.regressor_options)
-        if opts.get("early_stopping", "auto") not in ("auto", True):
+        stopping = opts.get("early_stopping", "auto")
+        if stopping not in ("auto", True):
             return None
-        if strategy == "recursive" and rows.size < CV_MAX_ROWS:
+        if strategy == "recursive" and validation_mode(stopping, rows.size, False) == "cv":
             return None
         share = opts.get("validation_fraction", 0.1)
         cut = np.floor((1.0 - share) * panel.lengths)[panel.series_of[rows]]
