@@ -52,6 +52,11 @@ class FittedEnsemble:
         Each output's kept round under per-parameter stopping
         (:mod:`~distboost.boosting.output_stopping`); ``best_iteration_`` is then their
         maximum.  None: every output keeps ``best_iteration_``.
+    valid_raw_ : tuple or None
+        After early stopping on validation rows: ``(rounds, raw)``, each output's kept
+        round (:meth:`rounds`) and the validation rows' raw scores of the trees at those
+        rounds (shape (n_val, K), no offset), as the stopping rule judged them; None
+        otherwise.  Not pickled or saved.
     """
 
     def __init__(self, model, init_raw, best_iteration, n_iter, evals, stopped_reason,
@@ -68,7 +73,16 @@ class FittedEnsemble:
         self.fallback_rounds_ = [] if fallback_rounds is None else list(fallback_rounds)
         self.best_iterations_ = None
         self.joint_rounds_ = None  # rounds run when per-parameter stopping's phase 1 ended
+        self.valid_raw_ = None
         self.set_rounds(best_iterations)
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["valid_raw_"] = None  # the fit's own validation rows: not part of the model
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update({"valid_raw_": None, **state})
 
     def set_rounds(self, best_iterations) -> None:
         """Keep round ``best_iterations[k]`` for output ``k`` (None: ``best_iteration_`` for

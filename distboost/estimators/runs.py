@@ -75,6 +75,9 @@ class Run:
     #: ``(id of X_val, raw scores)``: the finished run's validation raw scores, predicted
     #: once for the dispersion shift, the fine-leaves check and the comparisons.
     val_raw: tuple | None = None
+    #: ``(id of X_val, rounds, raw)``: the engine's validation raw scores of the trees at
+    #: the kept rounds (``FittedEnsemble.valid_raw_``), used while those rounds are kept.
+    engine_val_raw: tuple | None = None
 
     def offset(self, X) -> np.ndarray | float:
         """The starts' per-row part of the raw scores on the rows X: (n, K) or 0.0."""
@@ -216,7 +219,13 @@ class FitRuns:
         the dispersion shift and the floor, shape (n_val, K)."""
         X_val = val[0]
         if run.val_raw is None or run.val_raw[0] != id(X_val):
-            raw = run.ensemble.predict_raw(self._tree_X(X_val, context)) + run.offset(X_val)
+            kept = run.engine_val_raw
+            if (kept is not None and kept[0] == id(X_val)
+                    and kept[1] == tuple(run.ensemble.rounds())):
+                raw = kept[2] + run.offset(X_val)  # the engine's: no second prediction
+            else:
+                raw = run.ensemble.predict_raw(self._tree_X(X_val, context))
+                raw = raw + run.offset(X_val)
             run.val_raw = (id(X_val), raw)
         return run.val_raw[1].copy()
 
@@ -337,12 +346,15 @@ class FitRuns:
                 derivatives=callables.get("derivatives"), metric_name=self._metric,
                 callback=callback,
             )
-        curve = None
+        curve = engine_raw = None
         if X_val is not None:
             curve = np.array([start_score, *ensemble.evals_result_["valid"][self._metric]])
+            if ensemble.valid_raw_ is not None:
+                engine_raw = (id(X_val), *ensemble.valid_raw_)
+        ensemble.valid_raw_ = None  # the run holds it (fold models are kept as members)
         return Run(ensemble, objective, step, curve, linear=linear,
                    sizes=(params.num_leaves, params.min_child_samples), location=start,
-                   cap=params.n_estimators,
+                   cap=params.n_estimators, engine_val_raw=engine_raw,
                    location_size=location_tree_size(family, params, objective.n_outputs))
 
     def _continued_outputs(self, objective) -> tuple | None:

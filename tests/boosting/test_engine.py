@@ -336,3 +336,37 @@ def test_a_rounds_pair_depends_on_the_start_only_through_the_fixed_scale():
     a = fit(X, y, step="fisher", n_estimators=15, base_learner=base)
     b = fit(X[perm], y[perm], step="fisher", n_estimators=15, base_learner=base)
     np.testing.assert_allclose(a.predict_raw(X), b.predict_raw(X), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("continued", [None, (0,)])
+def test_the_kept_rounds_validation_scores_come_back_as_the_rule_judged_them(continued):
+    """``valid_raw_``: the validation raw scores at the kept rounds (each output's, under
+    per-parameter stopping), so a caller need not predict the validation rows again
+    (issue 51, item 2); not pickled."""
+    import pickle
+
+    rng = np.random.default_rng(0)  # a near-deterministic location: phase 2 gains
+    X = rng.normal(size=(600, 4))
+    y = 3 * np.sin(X[:, 0]) + X[:, 2] + 0.3 * rng.normal(size=600)
+    X_val = rng.normal(size=(300, 4))
+    y_val = 3 * np.sin(X_val[:, 0]) + X_val[:, 2] + 0.3 * rng.normal(size=300)
+    init = np.array([y.mean(), np.log(y.std())])
+    fe = fit_boosting(
+        gaussian_loss, init, X, {"y": torch.as_tensor(y)},
+        params=engine(n_estimators=1000, learning_rate=0.05, n_iter_no_change=10,
+                      random_state=0, continue_outputs=continued),
+        X_val=X_val, data_val={"y": torch.as_tensor(y_val)}, fisher=gaussian_fisher,
+    )
+    rounds, raw = fe.valid_raw_
+    assert fe.stopped_reason == "early_stopping" and rounds == tuple(fe.rounds())
+    if continued:
+        assert rounds[0] > rounds[1]  # the location at its own, later round
+    np.testing.assert_allclose(raw, fe.predict_raw(X_val), rtol=0, atol=1e-12)
+    valid = fe.evals_result_["valid"]["loss"]
+    value = float(gaussian_loss(torch.as_tensor(raw), {"y": torch.as_tensor(y_val)}).mean())
+    assert value == pytest.approx(min(valid), rel=1e-12)
+    assert pickle.loads(pickle.dumps(fe)).valid_raw_ is None
+    plain = fit_boosting(gaussian_loss, init, X, {"y": torch.as_tensor(y)},
+                         params=engine(n_estimators=5, learning_rate=0.2, random_state=0),
+                         fisher=gaussian_fisher)
+    assert plain.valid_raw_ is None  # no validation rows
