@@ -39,8 +39,9 @@ virtual environment of its own, ``make bench``); a missing peer leaves its rows 
 
 Run: ``python benchmarks/forecasting_competitions.py [--panels m5 tourism m3] [--methods
 distboost AutoETS AutoARIMA mlforecast] [--csv FILE] [--out docs/benchmarks.md] [--include
-CSV ...]`` (``--include``: rows of earlier runs, e.g. the peers' from their own venv, for the
-methods not run now).
+CSV ...] [--options JSON]`` (``--include``: rows of earlier runs, e.g. the peers' from their
+own venv, for the methods not run now; ``--options``: Forecaster options for an experiment
+beside the defaults, e.g. ``'{"family": "studentt"}'``, recorded in the row's ``detail``).
 """
 
 from __future__ import annotations
@@ -76,6 +77,8 @@ PANELS = {
     "m3": {"folder": "m3_monthly", "horizon": 18, "season": 12, "freq": "MS",
            "covariates": []},
 }
+#: The environment variable that hands ``--options`` to the distboost child.
+OPTIONS_ENV = "DISTBOOST_COMPETITION_OPTIONS"
 PUBLISHED_M5 = {"M5 uncertainty winner": 0.15891, "best at this level": 0.15450,
                 "ARIMA (M5 benchmark)": 0.20099, "ETS (M5 benchmark)": 0.20644,
                 "seasonal naive (M5 benchmark)": 0.26009}
@@ -104,8 +107,9 @@ def run_distboost(panel: str, train, test) -> dict:
     H, cov = spec["horizon"], spec["covariates"]
     X = train[["id", "time", *cov]] if cov else None
     X_future = test[["id", "time", *cov]] if cov else None
+    options = json.loads(os.environ.get(OPTIONS_ENV, "{}"))
     t0 = time.perf_counter()
-    fc = Forecaster(horizon=H).fit(train[["id", "time", "y"]], X=X)
+    fc = Forecaster(horizon=H, **options).fit(train[["id", "time", "y"]], X=X)
     t1 = time.perf_counter()
     q = fc.predict_quantiles(list(LEVELS), X_future=X_future)
     paths = fc.sample_paths(200, X_future=X_future)  # (200, series, H)
@@ -113,7 +117,8 @@ def run_distboost(panel: str, train, test) -> dict:
     q = q.sort_values(["id", "time"])
     out = {"quantiles": q[[f"q{a:g}" for a in LEVELS]].to_numpy(), "fit_s": t1 - t0,
            "predict_s": t2 - t1, "paths": paths, "ids": list(fc.ids_),
-           "detail": {"strategy": fc.strategy_, "strategy_scores": fc.strategy_scores_,
+           "detail": {"options": options, "strategy": fc.strategy_,
+                      "strategy_scores": fc.strategy_scores_,
                       "lags": list(fc.lags_), "rolling": list(fc.rolling_),
                       "scale": fc.scale_, "calibrated": fc.calibration_ is not None,
                       "series_id": bool(fc.series_id_),
@@ -301,8 +306,14 @@ def main(argv=None) -> pd.DataFrame:
     ap.add_argument("--include", nargs="+", default=[],
                     help="CSV files of earlier runs (a peer's venv, a slow method) whose rows "
                          "for methods not run now join the table")
+    ap.add_argument("--options", default=None,
+                    help="JSON of Forecaster options for distboost (an experiment; default: "
+                         "its defaults)")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.options is not None:
+        json.loads(args.options)  # a clear error before any child runs
+        os.environ[OPTIONS_ENV] = args.options
     if args.child:
         child(*args.child)
         return pd.DataFrame()
