@@ -162,9 +162,10 @@ class EqualMixture(Family):
                          "log_prob, icdf and sample.")
 
     def icdf(self, params, q):
-        """Quantiles at levels ``q`` of shape (..., n): bisection of the mixture's cdf between
-        the smallest and largest component quantile of each level (to 1e-10 of that width);
-        the smallest integer ``k`` with ``F(k) >= q`` for counts."""
+        """Quantiles at levels ``q`` of shape (..., n): safeguarded Newton steps on the
+        mixture's cdf and density (components with a density and no point mass), finished
+        by bisection between the smallest and largest component quantile of each level (to
+        1e-10 of that width); the smallest integer ``k`` with ``F(k) >= q`` for counts."""
         q = as_float64_tensor(q)
         flat, n = self._flat(params)
         cdf = self._cdf_of(flat, n)
@@ -176,24 +177,34 @@ class EqualMixture(Family):
         # |x|: a forecast near 1e9 keeps the resolution of its spread)
         tol = 1e-10 * (hi - lo)
         if self._normal is not None:
-            lo, hi = self._newton(self._normal_parts(flat, n), q, each.mean(-1), lo, hi, tol)
+            lo, hi = self._newton(_normal_cdf_pdf(self._normal_parts(flat, n)), q,
+                                  each.mean(-1), lo, hi, tol)
+        elif self.point_mass is None:  # a density everywhere: Newton's steps apply
+            lo, hi = self._newton(self._cdf_pdf(flat, n), q, each.mean(-1), lo, hi, tol)
         x = _bisect(cdf, q, lo, hi, rtol=0.0, atol=tol)
         x = torch.where(lo == hi, lo, x)
         x = torch.where(q <= 0.0, torch.full_like(x, self.support.low), x)
         return torch.where(q >= 1.0, torch.full_like(x, self.support.high), x)
 
+    def _cdf_pdf(self, flat, n: int):
+        """``x -> (F(x), f(x))``, the mixture's cdf and density at ``x`` of shape (..., n),
+        from the component family's ``cdf`` and ``log_prob``."""
+        def cdf_pdf(x):
+            F = self._each(self.component.cdf, flat, n, x).mean(-1)
+            f = torch.exp(self._each(self.component.log_prob, flat, n, x)).mean(-1)
+            return F, f
+        return cdf_pdf
+
     @staticmethod
-    def _newton(parts, q, x, lo, hi, tol, steps: int = 20):
-        """Safeguarded Newton steps from ``x`` towards each level's quantile on a mixture of
-        normals (a step leaving the bracket ``[lo, hi]`` bisects it instead): the converged
-        quantile as a bracket of width 0, else the narrowed bracket for the bisection to
-        finish; a handful of cdf and density evaluations instead of dozens.  ``parts``: the
-        components' means and standard deviations (:meth:`_normal_parts`)."""
-        loc, scale = parts
+    def _newton(cdf_pdf, q, x, lo, hi, tol, steps: int = 20):
+        """Safeguarded Newton steps from ``x`` towards each level's quantile (a step leaving
+        the bracket ``[lo, hi]`` bisects it instead): the converged quantile as a bracket of
+        width 0, else the narrowed bracket for the bisection to finish; a handful of cdf and
+        density evaluations instead of dozens.  ``cdf_pdf(x)``: the mixture's cdf and
+        density at ``x``."""
         for _ in range(steps):
-            z = (x[..., None] - loc) / scale
-            gap = torch.special.ndtr(z).mean(-1) - q
-            dens = (torch.exp(-0.5 * z * z) / scale).mean(-1) * _INV_SQRT_2PI
+            F, dens = cdf_pdf(x)
+            gap = F - q
             lo = torch.where(gap < 0, torch.maximum(lo, x), lo)
             hi = torch.where(gap >= 0, torch.minimum(hi, x), hi)
             step = x - gap / dens.clamp_min(1e-300)
@@ -261,6 +272,18 @@ class EqualMixture(Family):
             loc = flat["shift"] + flat["factor"] * loc
             scale = flat["factor"] * scale
         return loc.reshape(n, m), scale.reshape(n, m)
+
+
+def _normal_cdf_pdf(parts):
+    """The cdf and density of a mixture of normals with means and standard deviations
+    ``parts`` (each (n, m)), as :meth:`EqualMixture._newton` takes them."""
+    loc, scale = parts
+
+    def cdf_pdf(x):
+        z = (x[..., None] - loc) / scale
+        return (torch.special.ndtr(z).mean(-1),
+                (torch.exp(-0.5 * z * z) / scale).mean(-1) * _INV_SQRT_2PI)
+    return cdf_pdf
 
 
 def _normal_kind(component: Family) -> str | None:

@@ -132,3 +132,27 @@ def test_a_mixture_is_for_prediction_only():
         fam.init(np.zeros(5))
     with pytest.raises(ValueError, match="n_components >= 1"):
         EqualMixture(get("normal"), 0)
+
+
+@pytest.mark.parametrize("name", ["studentt", "gamma", "laplace"])
+def test_quantiles_of_components_with_a_density_are_newton_exact(name):
+    """Any component with a density takes safeguarded Newton steps on the mixture's cdf and
+    density (it took ~35 bisection halvings, to 1e-10 of the bracket, for anything but the
+    normal): the level is met to rounding, at a fraction of the cdf evaluations."""
+    rng = np.random.default_rng(3)
+    m, n = 7, 40
+    draws = {
+        "studentt": lambda: {"df": rng.uniform(1.5, 30.0, n), "loc": rng.normal(0, 2, n),
+                             "scale": rng.uniform(0.3, 2.0, n)},
+        "gamma": lambda: {"concentration": rng.uniform(0.5, 5.0, n),
+                          "rate": rng.uniform(0.5, 2.0, n)},
+        "laplace": lambda: {"loc": rng.normal(0, 2, n), "scale": rng.uniform(0.3, 2.0, n)},
+    }[name]
+    params = {}
+    for i in range(m):
+        params.update({f"{k}_{i}": v for k, v in draws().items()})
+    d = db.Predictive(EqualMixture(get(name), m), params)
+    levels = np.array([0.005, 0.1, 0.5, 0.9, 0.995])
+    q = d.quantile(levels)
+    for j, a in enumerate(levels):
+        np.testing.assert_allclose(d.cdf(q[:, j]), a, rtol=0, atol=1e-13)
