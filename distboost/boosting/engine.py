@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..families.numerics.special import carries_terms, carry_terms
+from ..families.numerics.special import terms_like
 from .backend import backend_name, get_backend
 from .derivatives import STEP_RULES, NonFiniteLoss, StepComputer, curvature_scale
 from .ensemble import FittedEnsemble
@@ -435,8 +435,8 @@ def on_device(data: dict, device) -> dict:
     special.carry_terms`)."""
     if str(device) == "cpu":
         return data
-    return {key: (carry_terms(value.to(device)) if carries_terms(value) else value.to(device))
-            if isinstance(value, torch.Tensor) else value for key, value in data.items()}
+    return {key: terms_like(value.to(device), value) if isinstance(value, torch.Tensor)
+            else value for key, value in data.items()}
 
 
 def _host(raw) -> np.ndarray:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import torch
 
-from ..families.numerics.special import carries_terms, carry_terms
+from ..families.numerics.special import terms_like
 
 __all__ = ["BLOCK_ROWS", "columns", "data_rows", "row_aligned", "row_blocks"]
 
@@ -71,8 +71,7 @@ def row_aligned(data: dict, n: int) -> bool:
 def data_rows(data: dict, rows: slice) -> dict:
     """``data`` restricted to ``rows`` (views, no copy); a block of a target that carries its
     terms carries its own (:func:`~distboost.families.numerics.special.carry_terms`)."""
-    return {key: carry_terms(value[rows]) if carries_terms(value) else value[rows]
-            for key, value in data.items()}
+    return {key: terms_like(value[rows], value) for key, value in data.items()}
 
 
 def columns(coef: torch.Tensor, rows: slice | None) -> torch.Tensor:

@@ -288,6 +288,12 @@ def carries_terms(y) -> bool:
     return isinstance(getattr(y, TERMS, None), dict)
 
 
+def terms_like(value: torch.Tensor, source) -> torch.Tensor:
+    """``value`` (a view or copy of ``source``: a block of its rows, its copy on a device)
+    marked as a target of its own when ``source`` is one (:func:`carry_terms`)."""
+    return carry_terms(value) if carries_terms(source) else value
+
+
 def _carry(value, source: torch.Tensor):
     """Mark the tensors of a derived ``value`` (nested tuples and lists) as targets too: a
     zero mixture's stand-in target has its own ``log y!``."""

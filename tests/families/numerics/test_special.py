@@ -260,6 +260,9 @@ def test_a_fit_s_targets_carry_their_terms_through_blocks_and_devices():
     assert carries_terms(block["y"]) and block["y"].data_ptr() == data["y"].data_ptr()
     assert on_device(data, "cpu") is data
     assert carries_terms(on_device(data, "meta")["y"])
+    plain = {"y": torch.zeros(3, dtype=torch.float64)}  # not a fit's target: stays plain
+    assert not carries_terms(data_rows(plain, slice(0, 2))["y"])
+    assert not carries_terms(on_device(plain, "meta")["y"])
 
 
 def test_a_target_of_zeros_takes_no_special_function_and_is_not_remembered():
