@@ -271,7 +271,10 @@ def fit_boosting(
         backend = FreezingBackend(backend, fixed < 1)
     train_curve: list[float] = []
     valid_curve: list[float] = []
-    best_val = None  # the validation raw scores of the best round so far (as judged)
+    # the validation raw scores of the best round so far (as judged), where the best round
+    # is the one kept (early stopping, no rounds given)
+    best_val = None
+    track = has_val and fixed is None and params.n_iter_no_change is not None
     evals: dict[str, dict[str, list]] = {"train": {metric_name: train_curve}}
     if has_val:
         evals["valid"] = {metric_name: valid_curve}
@@ -395,12 +398,12 @@ def fit_boosting(
                 stopper.update(val, it)
                 if outputs.update(raw_val, val, it) and stopped == "n_estimators":
                     stopped = "early_stopping"
-                if outputs.best_round == it:
+                if track and outputs.best_round == it:
                     best_val = np.array(raw_val, dtype=np.float64, copy=True)
             else:
                 if stopper.update(val, it) and stopped == "n_estimators":
                     stopped = "early_stopping"
-                if stopper.best_round == it:
+                if track and stopper.best_round == it:
                     best_val = np.array(raw_val, dtype=np.float64, copy=True)
         if halt and stopped == "n_estimators":
             stopped = "callback"
@@ -422,7 +425,7 @@ def fit_boosting(
     elif outputs is not None and best > 0:
         ensemble.set_rounds(np.minimum(outputs.best_rounds, rounds))
         ensemble.joint_rounds_ = outputs.joint_rounds or rounds
-    if best_val is not None and fixed is None and params.n_iter_no_change is not None:
+    if best_val is not None:
         # the kept rounds' validation raw scores (their trees' sum, no offset), as the
         # stopping rule judged them: the caller need not predict them again
         ensemble.valid_raw_ = (tuple(ensemble.rounds()), best_val)
