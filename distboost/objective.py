@@ -366,12 +366,14 @@ def floored_start(family, init_params, y, what: str | None = None):
     floors = family.param_floors(y)
     floored = [p for p, v in floors.items() if init_params[p] < v]
     for p in floored:
+        marginal, init_params[p] = init_params[p], floors[p]
+        if p == "df" and getattr(family, "min_df", None) is not None:
+            continue  # the floor the user chose (StudentT(min_df=...)): no surprise to report
         warnings.warn(
             f"{what or floor_reason(family, p, y)}: the marginal {p!r} of family "
-            f"{family.name!r} is {init_params[p]:.3g}, floored at {floors[p]:.3g} "
+            f"{family.name!r} is {marginal:.3g}, floored at {floors[p]:.3g} "
             "(see Family.param_floors) so that the likelihood stays finite.",
             UserWarning, stacklevel=4,
         )
-        init_params[p] = floors[p]
     init_raw = np.asarray(family.raw_from_params(init_params), dtype=np.float64)
     return init_params, init_raw, raw_floor(family, y)

@@ -7,13 +7,15 @@ and, where textbook closed forms exist, its expected Fisher information on the n
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from numbers import Real
 
 import numpy as np
 import scipy.special as sc
 import torch
 import torch.distributions as D
 
-from ..links import RAW_BOUND
+from ..links import RAW_BOUND, Link
 from .base import Family, as_float64_tensor, info_matrix
 from .numerics import crps as _crps
 from .numerics import likelihood as _scores
@@ -351,6 +353,23 @@ class StudentT(Family):
     ``scipy.special.stdtr`` / ``stdtrit`` (prediction time, no gradient).  The mean is
     ``loc`` for ``df > 1`` (NaN otherwise); the variance ``scale^2 df / (df - 2)`` for
     ``df > 2`` (inf for ``1 < df <= 2``), as in torch.
+
+    Parameters
+    ----------
+    min_df : float, optional
+        A floor on ``df`` (:meth:`param_floors`), applied as the scale's floor is: the raw
+        score is held at it while boosting and when predicting.  ``min_df=2`` keeps the mean,
+        the CRPS (finite for ``df > 1``) and the forecasts of a recursive strategy finite
+        where a free ``df`` may fall below 1 (a Cauchy-like tail); the Forecaster's
+        ``family="auto"`` uses it.  None (default): ``df`` is free.
+    links : dict of str to str, optional
+        Link overrides by parameter name.
+
+    Examples
+    --------
+    >>> from distboost.families.continuous import StudentT
+    >>> StudentT(min_df=2).param_floors([0.0, 1.0, 2.0])["df"]
+    2.0
     """
 
     name = "studentt"
@@ -371,6 +390,37 @@ class StudentT(Family):
     torch_class = D.StudentT
     param_names = ("df", "loc", "scale")
     support = REAL
+
+    def __init__(self, min_df: float | None = None,
+                 links: Mapping[str, str | Link] | None = None):
+        if min_df is not None:
+            if isinstance(min_df, bool) or not isinstance(min_df, Real) \
+                    or not 0.0 < float(min_df) < math.inf:
+                raise ValueError(f"Family 'studentt' takes min_df > 0 (a finite number) or "
+                                 f"None; got {min_df!r}.")
+            min_df = float(min_df)
+        self.min_df = min_df
+        super().__init__(links)
+
+    def __repr__(self) -> str:
+        base = super().__repr__()
+        if self.min_df is None:
+            return base
+        return base.replace("(", f"(min_df={self.min_df!r}" + (", " if "links" in base else ""),
+                            1)
+
+    def get_params(self) -> dict:
+        return {"min_df": self.min_df, **super().get_params()}
+
+    def get_state(self) -> dict:
+        """``{"name": "studentt", "links": {...}}``, with ``"min_df"`` when it is set."""
+        state = super().get_state()
+        return state if self.min_df is None else {**state, "min_df": self.min_df}
+
+    def param_floors(self, y):
+        """The scale's floor (:meth:`Family.param_floors`) and ``min_df`` when it is set."""
+        floors = super().param_floors(y)
+        return floors if self.min_df is None else {**floors, "df": self.min_df}
 
     def log_prob(self, params, y):
         # torch's StudentT.log_prob loses lgamma((df+1)/2) - lgamma(df/2) to cancellation

@@ -12,6 +12,7 @@ import pytest
 
 import distboost as db
 from distboost.families import Mixture
+from distboost.families.continuous import StudentT
 from distboost.families.histogram import Histogram
 from distboost.families.ordinal import OrdinalLogit
 
@@ -53,6 +54,9 @@ CASES = {
                                      r"continuous component family; 'poisson' is discrete"),
     "Mixture with fewer than 2 components": (lambda: Mixture("normal", 1), ValueError,
                                              r"n_components must be an integer >= 2; got 1"),
+    "studentt min_df not a positive number": (lambda: StudentT(min_df=0), ValueError,
+                                               r"Family 'studentt' takes min_df > 0 \(a finite "
+                                               r"number\) or None; got 0\."),
     "constant target for histogram": (
         lambda: R(family="histogram").fit(X, ZEROS), ValueError,
         r"'histogram' needs at least 2 distinct values of y to place its bins; all 6 rows "
