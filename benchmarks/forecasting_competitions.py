@@ -124,6 +124,7 @@ def run_distboost(panel: str, train, test) -> dict:
                       "series_id": bool(fc.series_id_),
                       "series_id_scores": None if fc.series_id_scores_ is None else {
                           str(k): v for k, v in fc.series_id_scores_.items()},
+                      "family": repr(fc.family_), "family_scores": fc.family_scores_,
                       "backtest_coverage_90": fc.calibration_coverage_,
                       "rounds": int(fc.model_.n_iter_)}}
     return out

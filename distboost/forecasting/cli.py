@@ -127,7 +127,7 @@ def add_parser(sub, error) -> None:
                    help="comma-separated lags, or auto (default: %(default)s)")
     p.add_argument("--rolling", default="auto",
                    help="comma-separated rolling windows, or auto (default: %(default)s)")
-    p.add_argument("--family", default="normal", help="family (default: %(default)s)")
+    p.add_argument("--family", default="auto", help="family (default: %(default)s)")
     p.add_argument("--strategy", default="auto", choices=["auto", "recursive", "direct"])
     p.add_argument("--n-estimators", type=_rounds, default="auto", dest="n_estimators",
                    help="maximum boosting rounds, or 'auto' (3000 under early stopping, "

@@ -24,14 +24,23 @@ from sklearn.exceptions import NotFittedError
 
 from ..estimators import DistributionalRegressor
 from ..estimators.policy import validation_mode
-from ..families import Censored, get
+from ..families import Censored
 from ..predictive import Predictive
 from .backtest import run_backtest
 from .data import Panel, align_features, flat_times, future_times, long_features, to_panel
 from .end_backtest import calibratable, run_end_backtest
 from .features import FeatureSpec, last_values, training_rows
 from .forecasts import marginals, paths
-from .plan import NESTED, ForecastPlan, check_settings, make_plan, regressor_kwargs, warn_flat
+from .plan import (
+    NESTED,
+    ForecastPlan,
+    check_family,
+    check_settings,
+    family_candidates,
+    make_plan,
+    regressor_kwargs,
+    warn_flat,
+)
 from .scaling import SHIFTED
 from .strategies import Contexts
 
@@ -51,10 +60,13 @@ class Forecaster:
 
     Parameters
     ----------
-    family : str or Family, default="normal"
+    family : "auto", str or Family, default="auto"
         The law of each value (any family of :func:`distboost.families.available`, e.g.
         ``"negative_binomial"`` for counts, ``"zero_adjusted_gamma"`` for precipitation,
-        ``"censored_normal"`` for a censored history).
+        ``"censored_normal"`` for a censored history).  "auto": the Normal or a Student-t
+        with ``df >= 2`` (:class:`~distboost.families.continuous.StudentT`), the lower scaled
+        CRPS in the end-of-history backtest (``family_``, ``family_scores_``); the Normal
+        where the histories are too short for it.
     horizon : int, default=1
         Steps to forecast (>= 1).
     lags : "auto", int or sequence of int, default="auto"
@@ -126,6 +138,9 @@ class Forecaster:
     series_id_ : bool
     series_id_scores_ : dict or None
         Backtest scaled CRPS with (True) and without (False) the id, when "auto" chose.
+    family_ : Family
+    family_scores_ : dict or None
+        Backtest scaled CRPS of each candidate family by name, when ``family="auto"`` chose.
     calibration_ : list of ndarray or None
         When the forecasts are recalibrated, the sorted PIT values behind each step's
         calibration map (neighbouring steps pooled to at least 50 values); else None.
@@ -154,7 +169,7 @@ class Forecaster:
     ((6, 2), (10, 6))
     """
 
-    def __init__(self, family="normal", horizon: int = 1, lags="auto", *, rolling="auto",
+    def __init__(self, family="auto", horizon: int = 1, lags="auto", *, rolling="auto",
                  season_length: int | None = None, date_features="auto", strategy: str = "auto",
                  scale="auto", series_id="auto", difference: bool = False, calibrate="auto",
                  freq=None, fill: str = "raise", id_col: str = "id", time_col: str = "time",
@@ -204,7 +219,7 @@ class Forecaster:
         if not hasattr(self, "model_"):
             raise NotFittedError("This Forecaster is not fitted yet; call fit(y) first.")
 
-    def _regressor(self) -> DistributionalRegressor:
+    def _regressor(self, family=None) -> DistributionalRegressor:
         known = set(DistributionalRegressor().get_params())
         kwargs = regressor_kwargs(self.regressor_options)
         unknown = sorted(k for k in self.regressor_options if k.removeprefix(NESTED) not in known)
@@ -218,7 +233,7 @@ class Forecaster:
                 f"Forecaster got unknown option(s) {unknown}{' (' + hints + ')' if hints else ''}"
                 f"; it takes its own options ({', '.join(_OWN)}) and every option of "
                 "DistributionalRegressor.")
-        return DistributionalRegressor(**{"family": self.family,
+        return DistributionalRegressor(**{"family": family or self.family,
                                           "random_state": self.random_state, **kwargs})
 
     def _panel(self, y, what: str, freq=None) -> Panel:
@@ -252,25 +267,7 @@ class Forecaster:
         check_settings(self)
         self._regressor()  # unknown options fail before any work
         panel = self._panel(y, "y")
-        family = get(self.family)
-        censored = isinstance(family, Censored)
-        if panel.bounds is not None and not censored:
-            n_cens = int((panel.bounds[:, 0] < panel.bounds[:, 1]).sum())
-            if n_cens:
-                raise ValueError(
-                    f"y has {n_cens} censored value(s) (lower < upper) of {len(panel.values)}; "
-                    f"family {family.name!r} takes exact values: use a censored family, e.g. "
-                    f"family='censored_{family.name}'.")
-        if not censored:
-            _check_support(panel, family)
-        if self.difference:
-            inner = family.inner if censored else family
-            real_line = np.isinf(inner.support.low) and np.isinf(inner.support.high)
-            if "loc" not in inner.param_names or not real_line:
-                raise ValueError(
-                    f"difference=True needs a location family on the real line (a 'loc' "
-                    f"parameter: normal, studentt, laplace, logistic, ...); family "
-                    f"{family.name!r} is not one.")
+        check_family(self, panel)
         exog = self._exog(panel, X, "X")
         fitted = self._fit_panel(panel, exog, static, strategy=self.strategy)
         self.__dict__.update({k: v for k, v in fitted.__dict__.items() if k.endswith("_")})
@@ -318,17 +315,19 @@ class Forecaster:
         calibrate = self.calibrate if calibrate is None else calibrate
         result = None
         if end:
-            calibrate = calibratable(self.family, calibrate, panel, plan)
+            calibrate = calibratable(plan.family, calibrate, panel, plan)
             # a censored history: the backtest scores exact values, so no choice, maps or copula
-            end = not isinstance(get(self.family), Censored)
+            end = not isinstance(plan.family, Censored)
         if end:
             candidates = ("recursive", "direct") if strategy == "auto" else (strategy,)
-            if strategy == "auto" or calibrate or strategy == "direct":
+            if (strategy in ("auto", "direct") or calibrate
+                    or len(family_candidates(self.family)) > 1):
                 result = run_end_backtest(self, panel, exog, static, plan, candidates,
                                           calibrate)
             if result is not None:
                 strategy = result.strategy
-                plan = dataclasses.replace(plan, series_id=result.series_id)
+                plan = dataclasses.replace(plan, series_id=result.series_id,
+                                           family=result.family)
             if plan.scale == "mean":
                 warn_flat(panel)
             elif strategy == "auto":
@@ -350,9 +349,9 @@ class Forecaster:
         if spec.scale in SHIFTED:
             spec = dataclasses.replace(spec, target_range=(float(np.min(target)),
                                                            float(np.max(target))))
-        if isinstance(get(self.family), Censored) and target.ndim == 1:
+        if isinstance(plan.family, Censored) and target.ndim == 1:
             target = np.c_[target, target]
-        model = self._regressor()
+        model = self._regressor(plan.family)
         val = self._validation_rows(panel, rows, strategy)
         if val is None:
             model.fit(X, target)
@@ -363,11 +362,11 @@ class Forecaster:
         out.__dict__.update(
             model_=model, strategy_=strategy, spec_=spec, plan_=plan,
             lags_=plan.lags, rolling_=plan.windows, season_length_=plan.season_length,
-            scale_=plan.scale, series_id_=plan.series_id,
+            scale_=plan.scale, series_id_=plan.series_id, family_=plan.family,
             **{name: None if result is None else getattr(result, key) for name, key in (
                 ("calibration_", "tables"), ("calibration_coverage_", "coverage"),
                 ("copula_", "copula"), ("strategy_scores_", "scores"),
-                ("series_id_scores_", "id_scores"))},
+                ("series_id_scores_", "id_scores"), ("family_scores_", "family_scores"))},
             feature_names_=list(X.columns), freq_=panel.freq, ids_=list(panel.ids),
             single_=panel.single, history_=panel.tail(spec.context),
             datetime_=panel.datetime)
@@ -581,17 +580,3 @@ class Forecaster:
 def _seed(random_state) -> int:
     return int(random_state) if isinstance(random_state, Integral) else 0
 
-
-def _check_support(panel: Panel, family) -> None:
-    """A value outside the family's support (a negative count): an error naming the series,
-    how many values and the first time."""
-    bad = ~family.support.contains(panel.values)
-    if not bad.any():
-        return
-    s = int(panel.series_of[np.argmax(bad)])
-    n_series = len(np.unique(panel.series_of[bad]))
-    raise ValueError(
-        f"y has {int(bad.sum())} value(s) outside the support {family.support} of family "
-        f"{family.name!r} in {n_series} series (first: {panel.label(s)} at "
-        f"{panel.times[int(np.argmax(bad))]}, value {panel.values[int(np.argmax(bad))]:g}); "
-        "choose a family whose support holds them (e.g. 'normal'), or clean the values.")

@@ -15,7 +15,8 @@ from numbers import Integral
 
 import numpy as np
 
-from ..families import get
+from ..families import Censored, Family, get
+from ..families.continuous import StudentT
 from .data import FILLS, Panel
 from .defaults import (
     auto_lags,
@@ -30,9 +31,21 @@ from .features import CALENDAR, auto_calendar
 from .scaling import MIN_SPREAD, SCALES, flat_series, on_real_line, scaling_kind
 
 __all__ = ["ForecastPlan", "check_settings", "make_plan", "warn_flat", "STRATEGIES", "NESTED",
-           "regressor_kwargs"]
+           "regressor_kwargs", "family_candidates", "check_family", "AUTO_MIN_DF"]
 
 STRATEGIES = ("auto", "recursive", "direct")
+#: ``family="auto"``'s Student-t keeps ``df >= AUTO_MIN_DF``: a finite mean, CRPS and
+#: recursive mixture where a free ``df`` falls below 1 (docs/forecasting.md, "The family").
+AUTO_MIN_DF = 2.0
+
+
+def family_candidates(family) -> tuple[Family, ...]:
+    """The families a forecaster's fit may use, the first its plan's until the
+    end-of-history backtest chooses (:mod:`.end_backtest`): for ``family="auto"`` the Normal
+    and a Student-t with ``df`` floored at :data:`AUTO_MIN_DF`, else ``family`` alone."""
+    if isinstance(family, str) and family == "auto":
+        return get("normal"), StudentT(min_df=AUTO_MIN_DF)
+    return (get(family),)
 
 
 def ints(value, name: str, low: int) -> tuple[int, ...]:
@@ -62,6 +75,8 @@ class ForecastPlan:
         scale_window`).
     series_id : bool
         Whether the series' id is a categorical feature.
+    family : Family or None
+        The family every fit of the plan uses (:func:`family_candidates`).
     """
 
     horizon: int
@@ -72,6 +87,7 @@ class ForecastPlan:
     scale: str
     scale_window: int
     series_id: bool = False
+    family: Family | None = None
 
     @property
     def memory(self) -> int:
@@ -124,6 +140,39 @@ def check_settings(fc) -> dict:
             "season_length": None if m is None else int(m)}
 
 
+def check_family(fc, panel: Panel) -> None:
+    """ValueError where ``fc``'s family cannot model the training ``panel``: censored values
+    for a family of exact values, a value outside its support (a negative count: naming the
+    series, how many values and the first time), ``difference=True`` without a location on
+    the real line.  For ``family="auto"``, the checks of its first candidate."""
+    family = family_candidates(fc.family)[0]
+    censored = isinstance(family, Censored)
+    if panel.bounds is not None and not censored:
+        n_cens = int((panel.bounds[:, 0] < panel.bounds[:, 1]).sum())
+        if n_cens:
+            raise ValueError(
+                f"y has {n_cens} censored value(s) (lower < upper) of {len(panel.values)}; "
+                f"family {family.name!r} takes exact values: use a censored family, e.g. "
+                f"family='censored_{family.name}'.")
+    bad = np.zeros(0, dtype=bool) if censored else ~family.support.contains(panel.values)
+    if bad.any():
+        first = int(np.argmax(bad))
+        n_series = len(np.unique(panel.series_of[bad]))
+        raise ValueError(
+            f"y has {int(bad.sum())} value(s) outside the support {family.support} of family "
+            f"{family.name!r} in {n_series} series (first: "
+            f"{panel.label(int(panel.series_of[first]))} at {panel.times[first]}, value "
+            f"{panel.values[first]:g}); choose a family whose support holds them (e.g. "
+            "'normal'), or clean the values.")
+    if fc.difference:
+        inner = family.inner if censored else family
+        if "loc" not in inner.param_names or not on_real_line(inner):
+            raise ValueError(
+                f"difference=True needs a location family on the real line (a 'loc' "
+                f"parameter: normal, studentt, laplace, logistic, ...); family "
+                f"{family.name!r} is not one.")
+
+
 def make_plan(fc, panel: Panel) -> ForecastPlan:
     """The plan of ``fc``'s options on the training ``panel`` (module docstring).
 
@@ -150,7 +199,8 @@ def make_plan(fc, panel: Panel) -> ForecastPlan:
         cal = auto_calendar(panel.freq)
     if cal and not panel.datetime:
         raise ValueError(f"date_features {list(cal)} need dates; y has integer times.")
-    kind = scaling_kind(get(fc.family), fc.scale)
+    family = family_candidates(fc.family)[0]
+    kind = scaling_kind(family, fc.scale)
     on = (fc.scale is True or (isinstance(fc.scale, str) and panel.n_series > 1)
           or kind == "standard")
     if kind == "standard" and fc.difference:
@@ -158,10 +208,10 @@ def make_plan(fc, panel: Panel) -> ForecastPlan:
                          "out of its values: use one of them.")
     if fc.scale is True and kind == "none":
         raise ValueError(f"scale=True cannot rescale the bounds of censored family "
-                         f"{get(fc.family).name!r}; use scale=False.")
+                         f"{family.name!r}; use scale=False.")
     memory = max(max(lags), max(windows, default=0))
     if (kind == "mean" and on and isinstance(fc.scale, str) and not fc.difference
-            and on_real_line(get(fc.family))
+            and on_real_line(family)
             and flat_series(np.asarray(panel.values, np.float64), panel.offsets)[0].size):
         kind = "standard"  # a series far from 0 would lose its resolution (.scaling)
     scaled = on and kind != "none"
@@ -171,7 +221,7 @@ def make_plan(fc, panel: Panel) -> ForecastPlan:
                         calendar=tuple(cal), season_length=int(season),
                         scale=kind if on else "none",
                         scale_window=scale_window(panel.freq, memory, limit),
-                        series_id=ids)
+                        series_id=ids, family=family)
 
 
 def warn_flat(panel: Panel) -> None:

@@ -26,8 +26,8 @@ def csv(tmp_path_factory):
 
 def test_forecast_writes_quantiles_and_paths(csv, tmp_path, capsys):
     out = tmp_path / "f.csv"
-    args = [str(csv), "--time", "date", "--target", "y", "--id", "store", "--horizon", "6",
-            "--lags", "1,2", "--strategy", "recursive", "--n-estimators", "30",
+    args = [str(csv), "--family", "normal", "--time", "date", "--target", "y", "--id", "store",
+            "--horizon", "6", "--lags", "1,2", "--strategy", "recursive", "--n-estimators", "30",
             "--learning-rate", "0.2", "--calibrate", "false"]  # the output's format here
     assert main(["forecast", *args, "--quantiles", "0.1,0.9", "--out", str(out)]) == 0
     f = pd.read_csv(out, parse_dates=["date"])
@@ -45,8 +45,8 @@ def test_forecast_writes_quantiles_and_paths(csv, tmp_path, capsys):
 @pytest.mark.parametrize("calibrate", ["true", "auto"])
 def test_forecast_calibrates_on_request(csv, tmp_path, calibrate):
     out = tmp_path / "f.csv"
-    args = [str(csv), "--time", "date", "--target", "y", "--id", "store", "--horizon", "3",
-            "--lags", "1,2", "--strategy", "direct", "--n-estimators", "20",
+    args = [str(csv), "--family", "normal", "--time", "date", "--target", "y", "--id", "store",
+            "--horizon", "3", "--lags", "1,2", "--strategy", "direct", "--n-estimators", "20",
             "--learning-rate", "0.2", "--calibrate", calibrate, "--out", str(out)]
     assert main(["forecast", *args]) == 0
     f = pd.read_csv(out)
@@ -90,8 +90,8 @@ def test_scale_and_series_id_reach_the_forecaster(csv, tmp_path, monkeypatch):
 
     monkeypatch.setattr(module, "Forecaster", Recording)  # the CLI imports it when it runs
     out = tmp_path / "f.csv"
-    args = [str(csv), "--time", "date", "--target", "y", "--id", "store", "--horizon", "3",
-            "--lags", "1,2", "--strategy", "recursive", "--n-estimators", "10",
+    args = [str(csv), "--family", "normal", "--time", "date", "--target", "y", "--id", "store",
+            "--horizon", "3", "--lags", "1,2", "--strategy", "recursive", "--n-estimators", "10",
             "--calibrate", "false", "--out", str(out)]
     assert main(["forecast", *args, "--scale", "standard", "--series-id", "true"]) == 0
     assert main(["forecast", *args, "--scale", "false"]) == 0
@@ -112,8 +112,8 @@ def test_quantiles_use_the_forecasters_paths_and_paths_take_paths(csv, tmp_path,
 
     monkeypatch.setattr(module, "Forecaster", Recording)
     out = tmp_path / "f.csv"
-    args = [str(csv), "--time", "date", "--target", "y", "--id", "store", "--horizon", "3",
-            "--lags", "1,2", "--strategy", "recursive", "--n-estimators", "10",
+    args = [str(csv), "--family", "normal", "--time", "date", "--target", "y", "--id", "store",
+            "--horizon", "3", "--lags", "1,2", "--strategy", "recursive", "--n-estimators", "10",
             "--calibrate", "false", "--out", str(out)]
     assert main(["forecast", *args]) == 0
     assert main(["forecast", *args, "--paths", "30"]) == 0

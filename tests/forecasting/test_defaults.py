@@ -87,8 +87,8 @@ def test_the_series_id_is_chosen_by_the_backtest_on_a_scaled_panel():
     assert not uses_series_id(3, scaled=True) and not uses_series_id(1, scaled=False)
     t = pd.date_range("2020-01-01", periods=80, freq="D")
     y = {k: pd.Series(np.arange(80.0) + i, index=t) for i, k in enumerate("ab")}
-    opts = dict(horizon=3, calibrate=False, strategy="recursive", n_estimators=3,
-                early_stopping=False, n_paths=10)
+    opts = dict(family="normal", horizon=3, calibrate=False, strategy="recursive",
+                n_estimators=3, early_stopping=False, n_paths=10)
     fc = Forecaster(**opts).fit(y)  # no backtest: the rule
     assert not fc.series_id_ and "series_id" not in fc.feature_names_
     assert fc.series_id_scores_ is None

@@ -7,11 +7,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from distboost.families.continuous import StudentT
 from distboost.forecasting import Forecaster
 from distboost.forecasting.calibration import MAX_CONTEXTS, MIN_ORIGINS
 from distboost.forecasting.end_backtest import PATH_CONTEXTS, end_origins
+from distboost.forecasting.plan import AUTO_MIN_DF
 
-QUICK = dict(n_estimators=30, early_stopping=False, n_paths=50)
+QUICK = dict(family="normal", n_estimators=30, early_stopping=False, n_paths=50)
 
 
 def test_origins_spread_over_the_series_long_enough():
@@ -80,3 +82,44 @@ def test_predict_quantiles_is_a_long_frame(panel):
     with pytest.raises(ValueError, match="levels must be quantile levels in"):
         fc.predict_quantiles([0.0, 0.5])
 
+
+
+def test_a_further_family_is_kept_only_lower_by_one_standard_error():
+    from distboost.forecasting.end_backtest import _clearly_lower
+
+    idx = pd.MultiIndex.from_product([["a", "b"], range(5)])
+    base = pd.Series(1.0, index=idx)
+    noise = np.tile([0.02, -0.02, 0.01, -0.01, 0.0], 2)
+    assert _clearly_lower(base - 0.05 + noise, base)  # mean -0.05, se 0.005
+    assert not _clearly_lower(base - 0.001 + noise, base)  # within one standard error
+    assert not _clearly_lower(base + 0.05 + noise, base)
+    assert not _clearly_lower(base.iloc[:1] - 1.0, base)  # one context: no evidence
+
+
+@pytest.fixture(scope="module")
+def heavy_panel():
+    """Three seasonal series with Student-t(1.5) innovations: tails no Normal fits."""
+    rng = np.random.default_rng(1)
+    t = pd.date_range("2020-01-01", periods=300, freq="D")
+    season = np.sin(2 * np.pi * np.arange(300) / 7)
+    return {k: pd.Series(level * (3 + season) + level * 0.3 * rng.standard_t(1.5, 300),
+                         index=t) for k, level in (("a", 1.0), ("b", 10.0), ("c", 100.0))}
+
+
+def test_family_auto_backtests_a_floored_student_t_beside_the_normal(heavy_panel):
+    opts = dict(horizon=4, strategy="direct", calibrate=False, n_estimators=30,
+                early_stopping=False)
+    fc = Forecaster(**opts).fit(heavy_panel)
+    scores = fc.family_scores_
+    assert set(scores) == {"normal", "studentt"} and scores["studentt"] < scores["normal"]
+    assert isinstance(fc.family_, StudentT) and fc.family_.min_df == AUTO_MIN_DF
+    assert fc.model_.family_.get_state() == fc.family_.get_state()  # the final fit's
+    dist = fc.predict_dist()
+    assert dist.family.name == "affine_studentt"  # the window's factor times the t
+    assert np.isfinite(dist.crps(np.zeros(12))).all()
+    fixed = Forecaster(family="normal", **opts).fit(heavy_panel)
+    assert fixed.family_scores_ is None and fixed.family_.name == "normal"
+    # too short a history for the backtest: the Normal, no scores
+    short = {k: v.iloc[:30] for k, v in heavy_panel.items()}
+    fc = Forecaster(**opts).fit(short)
+    assert fc.family_.name == "normal" and fc.family_scores_ is None

@@ -32,8 +32,9 @@ class _Fitted(dict):
 
     def __missing__(self, strategy):
         y = pd.Series(ar1(N, PHI, 1))
-        self[strategy] = Forecaster(horizon=H, lags=[1], rolling=(), strategy=strategy,
-                                    n_paths=1500, calibrate=False, **FAST).fit(y)
+        self[strategy] = Forecaster(family="normal", horizon=H, lags=[1], rolling=(),
+                                    strategy=strategy, n_paths=1500, calibrate=False,
+                                    **FAST).fit(y)
         return self[strategy]
 
 

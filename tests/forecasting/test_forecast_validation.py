@@ -41,16 +41,17 @@ def fits(monkeypatch):
 
 def test_recursive_on_a_short_history_cross_validates_on_every_row(short_series, fits):
     # the last 10 % would be 9 rows: rounds and dispersion calibration judged on 9 values
-    fc = Forecaster(horizon=5, lags=[1, 2], rolling=(), strategy="recursive", n_estimators=20,
-                    learning_rate=0.3, n_paths=20, calibrate=False).fit(short_series)
+    fc = Forecaster(family="normal", horizon=5, lags=[1, 2], rolling=(), strategy="recursive",
+                    n_estimators=20, learning_rate=0.3, n_paths=20,
+                    calibrate=False).fit(short_series)
     (train, val), = fits
     assert val is None and train.size == 98  # every row reaches the regressor
     assert fc.model_.early_stopping_ == "cv"
 
 
 def test_direct_validates_on_the_end_of_the_series_only(short_series, fits):
-    fc = Forecaster(horizon=5, lags=[1, 2], rolling=(), strategy="direct", n_estimators=20,
-                    learning_rate=0.3, calibrate=False).fit(short_series)
+    fc = Forecaster(family="normal", horizon=5, lags=[1, 2], rolling=(), strategy="direct",
+                    n_estimators=20, learning_rate=0.3, calibrate=False).fit(short_series)
     train, val = fits[-1]  # the final fit (the copula's backtest fits first)
     position = pd.Series(np.arange(100), index=short_series.to_numpy())
     p_train, p_val = position[train].to_numpy(), position[val].to_numpy()
@@ -61,17 +62,17 @@ def test_direct_validates_on_the_end_of_the_series_only(short_series, fits):
 
 def test_recursive_on_a_long_history_validates_on_its_end(fits):
     y = pd.Series(np.random.default_rng(0).normal(size=1100), index=pd.RangeIndex(1100))
-    Forecaster(horizon=2, lags=[1], rolling=(), strategy="recursive", n_estimators=2,
-               n_paths=2, calibrate=False).fit(y)
+    Forecaster(family="normal", horizon=2, lags=[1], rolling=(), strategy="recursive",
+               n_estimators=2, n_paths=2, calibrate=False).fit(y)
     (train, val), = fits
     position = pd.Series(np.arange(1100), index=y.to_numpy())
     assert position[val].min() == 990 and position[train].max() == 989
 
 
 def test_early_stopping_options_are_the_users(short_series, fits):
-    Forecaster(horizon=3, lags=[1], rolling=(), strategy="direct", early_stopping=False,
-               n_estimators=5, calibrate=False).fit(short_series)
-    Forecaster(horizon=3, lags=[1], rolling=(), strategy="recursive",
+    Forecaster(family="normal", horizon=3, lags=[1], rolling=(), strategy="direct",
+               early_stopping=False, n_estimators=5, calibrate=False).fit(short_series)
+    Forecaster(family="normal", horizon=3, lags=[1], rolling=(), strategy="recursive",
                early_stopping="holdout", n_estimators=5, n_paths=20,
                calibrate=False).fit(short_series)
     assert [v for _, v in fits] == [None] * len(fits) and len(fits) == 3

@@ -113,7 +113,7 @@ def test_a_series_times_1000_gets_the_forecast_times_1000(panel, strategy):
 def test_scaling_puts_small_and_large_series_in_one_model(panel):
     """Unscaled, the large series' units swamp the small one's: its forecast is off by far
     more than its own size; scaled, each forecast is in its own series' range."""
-    kw = dict(horizon=5, strategy="direct", calibrate=False, n_estimators=60,
+    kw = dict(family="normal", horizon=5, strategy="direct", calibrate=False, n_estimators=60,
               early_stopping=False)
     scaled = Forecaster(**kw).fit(panel).predict_quantiles([0.5])
     raw = Forecaster(scale=False, **kw).fit(panel).predict_quantiles([0.5])
