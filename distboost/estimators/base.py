@@ -48,7 +48,7 @@ from .dispersion_shift import apply_shift
 from .linear_start import LinearStart
 from .location_start import LocationStart, location_plan
 from .options import OptionsMixin
-from .policy import CV_MAX_ROWS, FitPlan, plan_fit, validation_mode
+from .policy import FitPlan, plan_fit, validation_mode
 from .progress import stop_line
 from .rounds import CV_FOLDS, constant_model_message
 from .runs import FitRuns, Run
@@ -437,8 +437,12 @@ feature_names_in_ : ndarray of str
 
         ``aleatoric`` is the mean of the members' predictive variances, ``epistemic`` the
         variance of their means, ``total`` the sum (the law of total variance of their equal
-        mixture).  Two kinds of members (see :mod:`distboost.estimators.uncertainty`):
+        mixture).  Three kinds of members (see :mod:`distboost.estimators.uncertainty`):
 
+        - "randomized": the ``M`` models a fit with ``epistemic_members=M`` trained beside
+          the model, with extremely randomised trees and their own seeds, each with its
+          own dispersion shift.  They disagree where few rows support the prediction, a
+          hole between the data included.
         - "folds": the ``K`` models a cross-validated fit trained to choose its rounds
           (``cv_members_``: fewer than ``CV_MAX_ROWS`` training rows under the default
           ``early_stopping="auto"``), each on a different ``(K-1)/K`` of the rows, with the
@@ -453,8 +457,9 @@ feature_names_in_ : ndarray of str
         X : array_like or DataFrame of shape (n, p)
         n_members : int, default=10
             Members of the virtual ensemble.
-        members : {"auto", "folds", "virtual"}, default="auto"
-            "auto": the fold models when the fit has them, else the virtual ensemble.
+        members : {"auto", "randomized", "folds", "virtual"}, default="auto"
+            "auto": the randomised members when the fit has them, else the fold models when
+            it has them, else the virtual ensemble.
 
         Returns
         -------
@@ -462,31 +467,14 @@ feature_names_in_ : ndarray of str
             Columns ``aleatoric``, ``epistemic``, ``total``; the index of X when X is a
             DataFrame.
         """
-        from .uncertainty import fold_ensemble, uncertainty_frame, virtual_ensemble
+        from .uncertainty import uncertainty
 
         check_is_fitted(self)
         if not _scalar_regression(self.family_):
             raise ValueError(
                 f"predict_uncertainty needs a scalar regression family; family "
                 f"{self.family_.name!r} has no scalar mean and variance.")
-        if not (isinstance(n_members, int | np.integer) and n_members >= 2):
-            raise ValueError(f"n_members must be an integer >= 2, got {n_members!r}.")
-        if members not in ("auto", "folds", "virtual"):
-            raise ValueError(f"members must be 'auto', 'folds' or 'virtual', got {members!r}.")
-        folds = getattr(self, "cv_members_", None)  # absent from models saved before it
-        if members == "folds" and folds is None:
-            raise ValueError(
-                f"members='folds' needs the fold models of a fit that chose its rounds by "
-                f"cross-validation (early_stopping='cv', or 'auto' below {CV_MAX_ROWS:,} rows); "
-                f"this "
-                f"model's validation rows came from {self.early_stopping_!r}. Use "
-                f"members='virtual', or refit with early_stopping='cv'.")
-        if folds is not None and members != "virtual":
-            means, variances = fold_ensemble(self, X)
-        else:
-            means, variances = virtual_ensemble(self, X, int(n_members))
-        return uncertainty_frame(means, variances,
-                                 X.index if isinstance(X, pd.DataFrame) else None)
+        return uncertainty(self, X, n_members, members)
 
     def score(self, X, y, sample_weight=None) -> float:
         """Mean log-likelihood of ``y`` under the predicted distributions (higher is better;
@@ -545,8 +533,9 @@ feature_names_in_ : ndarray of str
         state["linear_start_"] = None if linear is None else linear.to_dict()
         location = getattr(self, "location_start_", None)
         state["location_start_"] = None if location is None else location.to_dict()
-        members = getattr(self, "cv_members_", None)
-        state["cv_members_"] = None if members is None else [m.to_dict() for m in members]
+        for name in ("cv_members_", "epistemic_members_"):
+            members = getattr(self, name, None)
+            state[name] = None if members is None else [m.to_dict() for m in members]
         plan = getattr(self, "fit_plan_", None)
         state["fit_plan_"] = None if plan is None else plan.to_dict()
         return state
@@ -572,9 +561,10 @@ feature_names_in_ : ndarray of str
         self.linear_start_ = None if linear is None else LinearStart.from_dict(linear)
         location = state.get("location_start_")  # absent from models saved before it
         self.location_start_ = None if location is None else LocationStart.from_dict(location)
-        members = state.get("cv_members_")  # absent from models saved before it
-        self.cv_members_ = None if members is None else [FoldMember.from_dict(m)
-                                                         for m in members]
+        for name in ("cv_members_", "epistemic_members_"):  # absent from older files
+            members = state.get(name)
+            setattr(self, name, None if members is None else [FoldMember.from_dict(m)
+                                                              for m in members])
         self.fit_plan_ = FitPlan.from_dict(state.get("fit_plan_"))  # None: saved before it
 
     def __sklearn_is_fitted__(self) -> bool:

@@ -132,6 +132,16 @@ OPTIONS: dict[str, Option] = {
         False, ["boolean"], "bool",
         "Extremely randomised trees: one random threshold per feature at each split "
         "(LightGBM's ``extra_trees``; seeded by ``random_state``)."),
+    "epistemic_members": Option(
+        0, [Interval(Integral, 0, None, closed="left")], "int",
+        "Members trained beside the model for ``predict_uncertainty``'s epistemic variance: "
+        "this many further fits of the same options with extremely randomised trees "
+        "(``extra_trees=True``) and their own seeds, and below ``CV_MAX_ROWS`` rows the "
+        "fold models of each (``epistemic_members_``).  They disagree where few training "
+        "rows support a prediction, a hole between the data included; an extremely "
+        "randomised fit runs several times the rounds of the plain one (the cost, "
+        "docs/conformal.md).  0: none; ``predict_uncertainty`` then uses the fold models or "
+        "the virtual ensemble."),
     "path_smooth": Option(
         0.0, [Interval(Real, 0.0, None, closed="left")], "float",
         "Shrinks each leaf's value towards its parent's (LightGBM's ``path_smooth``)."),

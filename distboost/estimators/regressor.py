@@ -21,6 +21,7 @@ from .._validation import check_target
 from ..persistence import loadable
 from .auto import choose_family, is_auto
 from .base import DistributionalEstimator
+from .uncertainty import check_members, fit_members
 
 __all__ = ["DistributionalRegressor"]
 
@@ -66,8 +67,8 @@ class DistributionalRegressor(RegressorMixin, DistributionalEstimator):
                 "param_options", "calibrate", "linear_start", "location_start", "tuning",
                 "early_stopping",
                 "validation_fraction", "n_iter_no_change", "per_parameter_stopping", "links",
-                "base_learner", "backend", "device", "random_state", "n_jobs", "verbose",
-                "progress")
+                "base_learner", "backend", "device", "epistemic_members", "random_state",
+                "n_jobs", "verbose", "progress")
     _n_positional = 1
     _docs = {"family": (
         "The conditional distribution of ``y`` (``distboost.families.available()``), or "
@@ -105,20 +106,24 @@ class DistributionalRegressor(RegressorMixin, DistributionalEstimator):
         -------
         self
         """
+        self._validate_params()
+        check_members(self)
         if self.tuning == "auto":
             return self._fit_tuned(X, y, sample_weight, eval_set, eval_sample_weight)
         self.__dict__.pop("tuning_table_", None)
         if not is_auto(self.family):
             self.__dict__.pop("family_table_", None)
-            return super().fit(X, y, sample_weight, eval_set, eval_sample_weight)
-        self._validate_params()
-        chosen, table = choose_family(self, X, y)
-        self._chosen_family = chosen
-        try:
             super().fit(X, y, sample_weight, eval_set, eval_sample_weight)
-        finally:
-            del self._chosen_family
-        self.family_table_ = table
+        else:
+            chosen, table = choose_family(self, X, y)
+            self._chosen_family = chosen
+            try:
+                super().fit(X, y, sample_weight, eval_set, eval_sample_weight)
+            finally:
+                del self._chosen_family
+            self.family_table_ = table
+        self.epistemic_members_ = fit_members(self, X, y, sample_weight, eval_set,
+                                              eval_sample_weight)
         return self
 
     def _fit_tuned(self, X, y, sample_weight, eval_set, eval_sample_weight):

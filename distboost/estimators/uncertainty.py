@@ -16,8 +16,19 @@ kept as :class:`FoldMember` objects they are a real ensemble at no extra fit cos
 disagree where the data do not pin the mean down (a bootstrap-like ensemble, Lakshminarayanan
 et al. 2017), which a short trajectory on small data does not show.
 
+Neither kind disagrees inside a hole in the data: every member places its split thresholds
+in the gap at the same bin boundary, so the trees' step across the gap is the same for all.
+``epistemic_members=M`` (a fit option of the regressor) trains ``M`` further models on the
+same rows with extremely randomised trees (Geurts, Ernst & Wehenkel 2006; LightGBM's
+``extra_trees``), each with its own seed: their thresholds fall at random inside a gap, so
+they disagree there and where few rows pin a split down, and agree where many rows do
+(:func:`fit_members`; the cost is ``M`` fits, measured in docs/conformal.md).
+
 References
 ----------
+Geurts, P., Ernst, D. & Wehenkel, L. (2006). Extremely randomized trees. Machine Learning
+63(1), 3-42.
+
 Malinin, A., Prokhorenkova, L. & Ustimenko, A. (2021). Uncertainty in gradient boosting via
 ensembles. ICLR 2021.
 
@@ -28,6 +39,7 @@ uncertainty estimation using deep ensembles. NeurIPS 2017.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,18 +50,24 @@ from .linear_start import LinearStart
 from .location_start import LocationStart
 
 __all__ = ["FoldMember", "fold_ensemble", "member_rounds", "uncertainty_frame",
-           "virtual_ensemble"]
+           "virtual_ensemble", "fit_members", "check_members", "uncertainty", "MEMBERS"]
+
+#: The kinds of members of :meth:`predict_uncertainty
+#: <distboost.estimators.base.DistributionalEstimator.predict_uncertainty>`.
+MEMBERS = ("auto", "randomized", "folds", "virtual")
 
 
 @dataclass
 class FoldMember:
-    """One cross-validation fold's model at the fit's kept round: its trees, its starts and
-    its raw floor (the features, dispersion shift and family are the estimator's)."""
+    """One member model: its trees, its starts, its raw floor and, for a model fitted on its
+    own (:func:`fit_members`), its dispersion shift (the features and family are the
+    estimator's; a cross-validation fold's model takes the estimator's shift)."""
 
     ensemble: FittedEnsemble
     linear: LinearStart | None
     location: LocationStart | None
     raw_floor: np.ndarray
+    dispersion_shift: float | None = None
 
     @classmethod
     def from_run(cls, run) -> FoldMember:
@@ -57,12 +75,20 @@ class FoldMember:
         return cls(run.ensemble, run.linear, run.location,
                    np.asarray(run.objective.raw_floor, dtype=np.float64))
 
+    @classmethod
+    def from_estimator(cls, model) -> FoldMember:
+        """The member of a fitted estimator (:func:`fit_members`)."""
+        return cls(model.ensemble_, model.linear_start_, model.location_start_,
+                   np.asarray(model.raw_floor_, dtype=np.float64),
+                   float(model.dispersion_shift_))
+
     def to_dict(self) -> dict:
         """JSON values (for :mod:`distboost.persistence`)."""
         return {"ensemble": self.ensemble.to_dict(),
                 "linear": None if self.linear is None else self.linear.to_dict(),
                 "location": None if self.location is None else self.location.to_dict(),
-                "raw_floor": [v if np.isfinite(v) else None for v in self.raw_floor]}
+                "raw_floor": [v if np.isfinite(v) else None for v in self.raw_floor],
+                "dispersion_shift": self.dispersion_shift}
 
     @classmethod
     def from_dict(cls, d: dict) -> FoldMember:
@@ -70,14 +96,62 @@ class FoldMember:
         return cls(FittedEnsemble.from_dict(d["ensemble"]),
                    None if d["linear"] is None else LinearStart.from_dict(d["linear"]),
                    None if d["location"] is None else LocationStart.from_dict(d["location"]),
-                   np.array([-np.inf if v is None else v for v in d["raw_floor"]]))
+                   np.array([-np.inf if v is None else v for v in d["raw_floor"]]),
+                   d.get("dispersion_shift"))  # absent from files saved before it
 
     def model(self, estimator):
         """A shallow copy of the fitted ``estimator`` that predicts with this member."""
         out = copy.copy(estimator)
         out.ensemble_, out.linear_start_ = self.ensemble, self.linear
         out.location_start_, out.raw_floor_ = self.location, self.raw_floor
+        if self.dispersion_shift is not None:
+            out.dispersion_shift_ = self.dispersion_shift
         return out
+
+
+def check_members(model) -> None:
+    """ValueError before any fit when ``epistemic_members`` is asked of a family without a
+    scalar mean and variance (a vector or class law)."""
+    from ..families import get
+
+    if not model.epistemic_members or isinstance(model.family, str) and model.family == "auto":
+        return
+    family = get(model.family)
+    if getattr(family, "multivariate", False) or getattr(family, "classification", False):
+        raise ValueError(
+            f"epistemic_members={model.epistemic_members} trains members for "
+            f"predict_uncertainty, which needs a scalar regression family; family "
+            f"{family.name!r} has no scalar mean and variance. Use epistemic_members=0.")
+
+
+def fit_members(model, X, y, sample_weight, eval_set, eval_sample_weight
+                ) -> list[FoldMember] | None:
+    """The ``epistemic_members`` models of a fitted ``model`` (module docstring): its
+    options (the fitted family) with ``extra_trees=True``, each seeded from its
+    ``random_state`` by :class:`numpy.random.SeedSequence`, fitted on the same rows, and
+    the fold models each of those fits trained to choose its rounds (below ``CV_MAX_ROWS``
+    rows: threshold and row randomness together), each with its fit's dispersion shift;
+    None for ``epistemic_members=0``."""
+    from sklearn.base import clone
+
+    from .._validation import int_seed
+
+    m = int(model.epistemic_members)
+    if not m:
+        return None
+    # 31-bit seeds: LightGBM reads its seed as a C int
+    seeds = np.random.SeedSequence(int_seed(model.random_state)).generate_state(m) >> 1
+    out = []
+    for seed in seeds:
+        member = clone(model).set_params(
+            family=model.family_, links=None, tuning=None, extra_trees=True,
+            epistemic_members=0, random_state=int(seed), verbose=0, progress=False)
+        member.fit(X, y, sample_weight, eval_set, eval_sample_weight)
+        out.append(FoldMember.from_estimator(member))
+        shift = float(member.dispersion_shift_)
+        out += [dataclasses.replace(fold, dispersion_shift=shift)
+                for fold in getattr(member, "cv_members_", None) or ()]
+    return out
 
 
 def fold_ensemble(model, X) -> tuple[np.ndarray, np.ndarray]:
@@ -111,3 +185,37 @@ def uncertainty_frame(means: np.ndarray, variances: np.ndarray, index=None) -> p
     epistemic = means.var(axis=0)
     return pd.DataFrame({"aleatoric": aleatoric, "epistemic": epistemic,
                          "total": aleatoric + epistemic}, index=index)
+
+
+def uncertainty(model, X, n_members: int, members: str) -> pd.DataFrame:
+    """:meth:`predict_uncertainty <distboost.estimators.base.DistributionalEstimator.
+    predict_uncertainty>` of a fitted scalar-regression ``model`` (its checks first)."""
+    from .policy import CV_MAX_ROWS
+
+    if not (isinstance(n_members, int | np.integer) and n_members >= 2):
+        raise ValueError(f"n_members must be an integer >= 2, got {n_members!r}.")
+    if members not in MEMBERS:
+        raise ValueError(f"members must be one of {list(MEMBERS)}, got {members!r}.")
+    randomized = getattr(model, "epistemic_members_", None)  # absent: saved before it
+    folds = getattr(model, "cv_members_", None)
+    if members == "randomized" and randomized is None:
+        raise ValueError(
+            "members='randomized' needs the members a fit with epistemic_members=M trains "
+            "(M models with extremely randomised trees and their own seeds); this model was "
+            "fitted with epistemic_members=0. Refit with e.g. epistemic_members=10, or use "
+            "members='folds' or 'virtual'.")
+    if members == "folds" and folds is None:
+        raise ValueError(
+            f"members='folds' needs the fold models of a fit that chose its rounds by "
+            f"cross-validation (early_stopping='cv', or 'auto' below {CV_MAX_ROWS:,} rows); "
+            f"this model's validation rows came from {model.early_stopping_!r}. Use "
+            f"members='virtual', or refit with early_stopping='cv'.")
+    if randomized is not None and members in ("auto", "randomized"):
+        dists = [member.model(model).predict_dist(X) for member in randomized]
+        means, variances = np.stack([d.mean for d in dists]), np.stack([d.variance
+                                                                         for d in dists])
+    elif folds is not None and members != "virtual":
+        means, variances = fold_ensemble(model, X)
+    else:
+        means, variances = virtual_ensemble(model, X, int(n_members))
+    return uncertainty_frame(means, variances, X.index if isinstance(X, pd.DataFrame) else None)

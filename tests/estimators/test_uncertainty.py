@@ -128,9 +128,13 @@ def test_the_epistemic_variance_shrinks_as_the_data_grow():
 
 ERRORS = {
     "predict_uncertainty with an unknown members": (
-        "members", "members must be 'auto', 'folds' or 'virtual', got 'bags'"),
+        "bags", r"members must be one of \['auto', 'randomized', 'folds', 'virtual'\], got "
+        "'bags'"),
     "predict_uncertainty(members=\"folds\") without fold models": (
         "folds", "members='folds' needs the fold models of a fit that chose its rounds"),
+    "predict_uncertainty(members=\"randomized\") without epistemic_members": (
+        "randomized", r"members='randomized' needs the members a fit with "
+        r"epistemic_members=M trains .* fitted with epistemic_members=0"),
 }
 
 
@@ -138,9 +142,79 @@ ERRORS = {
 def test_bad_members_raise_the_documented_error(case):
     X, y, X_new = _sparse_region(100, 5)
     model = db.DistributionalRegressor(n_estimators=5, early_stopping=False).fit(X, y)
-    kind, pattern = ERRORS[case]
+    members, pattern = ERRORS[case]
     with pytest.raises(ValueError, match=pattern):
-        model.predict_uncertainty(X_new, members="bags" if kind == "members" else "folds")
+        model.predict_uncertainty(X_new, members=members)
+
+
+def test_small_data_members_bring_their_fold_models():
+    X, y, X_new = _sparse_region(200, 6)
+    model = db.DistributionalRegressor(epistemic_members=2, random_state=0).fit(X, y)
+    assert model.early_stopping_ == "cv" and len(model.epistemic_members_) == 2 * (1 + 5)
+    assert len({m.dispersion_shift for m in model.epistemic_members_}) <= 2  # per member fit
+    frame = model.predict_uncertainty(X_new)
+    assert (frame["epistemic"] > 0).all() and np.isfinite(frame.to_numpy()).all()
+
+
+def test_epistemic_members_for_a_vector_family_fail_before_any_fit():
+    Y = np.random.default_rng(0).normal(size=(50, 2))
+    model = db.DistributionalRegressor(family="multivariate_normal", epistemic_members=3)
+    with pytest.raises(ValueError, match=r"epistemic_members=3 trains members for "
+                       r"predict_uncertainty, which needs a scalar regression family"):
+        model.fit(Y[:, :1], Y)
+    assert not hasattr(model, "ensemble_")
+
+
+def _hole(n, seed):
+    """Two features uniform on [-2, 2]^2 but for a hole, max |x| < 0.7, that keeps 2 % of
+    its share of the rows (docs/benchmarks.md, part d's "hole"), and 300 new rows outside
+    the hole, then 300 inside."""
+    rng = np.random.default_rng(seed)
+    pts = rng.uniform(-2, 2, size=(20 * n, 2))
+    inside = np.abs(pts).max(axis=1) < 0.7
+    X = pts[~inside | (rng.uniform(size=len(pts)) < 0.02)][:n]
+    y = np.sin(2 * X[:, 0]) + np.cos(2 * X[:, 1]) + 0.3 * rng.normal(size=len(X))
+    new = rng.uniform(-2, 2, size=(20_000, 2))
+    new_in = np.abs(new).max(axis=1) < 0.7
+    return X, y, np.r_[new[~new_in][:300], new[new_in][:300]]
+
+
+@pytest.fixture(scope="module")
+def holed():
+    X, y, X_new = _hole(2_000, 7)
+    opts = dict(n_estimators=150, learning_rate=0.2, early_stopping=False, random_state=0)
+    return (db.DistributionalRegressor(**opts).fit(X, y),
+            db.DistributionalRegressor(epistemic_members=6, **opts).fit(X, y), X, y, X_new)
+
+
+def test_randomized_members_see_a_hole_the_trajectory_does_not(holed):
+    # Every member of the virtual ensemble places its thresholds in the hole at the same
+    # bin boundary; extremely randomised members place them at random inside it.
+    plain, model, _, _, X_new = holed
+    truth = np.r_[np.zeros(300), np.ones(300)]
+    virtual = plain.predict_uncertainty(X_new)["epistemic"]
+    randomized = model.predict_uncertainty(X_new)  # "auto": the randomised members
+    assert len(model.epistemic_members_) == 6 and model.cv_members_ is None
+    assert roc_auc_score(truth, randomized["epistemic"]) > 0.8
+    assert roc_auc_score(truth, randomized["epistemic"]) > roc_auc_score(truth, virtual) + 0.1
+    np.testing.assert_allclose(randomized["total"],
+                               randomized["aleatoric"] + randomized["epistemic"])
+    np.testing.assert_array_equal(  # the model itself is the plain fit, members beside it
+        model.predict_dist(X_new).mean, plain.predict_dist(X_new).mean)
+
+
+def test_randomized_members_are_seeded_saved_and_loaded(holed, tmp_path):
+    _, model, X, y, X_new = holed
+    frame = model.predict_uncertainty(X_new, members="randomized")
+    again = db.DistributionalRegressor(**{**model.get_params()}).fit(X, y)
+    np.testing.assert_array_equal(again.predict_uncertainty(X_new).to_numpy(),
+                                  frame.to_numpy())  # the same random_state, the same members
+    model.save(tmp_path / "m")
+    back = db.load(tmp_path / "m")
+    np.testing.assert_allclose(back.predict_uncertainty(X_new).to_numpy(), frame.to_numpy(),
+                               rtol=1e-12, atol=0)
+    shifts = {m.dispersion_shift for m in model.epistemic_members_}
+    assert None not in shifts  # each member predicts with its own fit's shift
 
 
 def test_the_errors_page_lists_the_members_cases():
