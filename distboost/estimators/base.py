@@ -441,8 +441,8 @@ feature_names_in_ : ndarray of str
 
         - "randomized": the ``M`` models a fit with ``epistemic_members=M`` trained beside
           the model, with extremely randomised trees and their own seeds, each with its
-          own dispersion shift.  They disagree where few rows support the prediction, a
-          hole between the data included.
+          own dispersion shift.  They disagree where few rows support the prediction (not
+          inside an empty gap, where every tree has one threshold).
         - "folds": the ``K`` models a cross-validated fit trained to choose its rounds
           (``cv_members_``: fewer than ``CV_MAX_ROWS`` training rows under the default
           ``early_stopping="auto"``), each on a different ``(K-1)/K`` of the rows, with the

@@ -138,7 +138,7 @@ OPTIONS: dict[str, Option] = {
         "this many further fits of the same options with extremely randomised trees "
         "(``extra_trees=True``) and their own seeds, and below ``CV_MAX_ROWS`` rows the "
         "fold models of each (``epistemic_members_``).  They disagree where few training "
-        "rows support a prediction, a hole between the data included; an extremely "
+        "rows support a prediction (a thin stretch, a sparsely filled hole); an extremely "
         "randomised fit runs several times the rounds of the plain one (the cost, "
         "docs/conformal.md).  0: none; ``predict_uncertainty`` then uses the fold models or "
         "the virtual ensemble."),

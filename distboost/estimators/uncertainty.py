@@ -16,13 +16,15 @@ kept as :class:`FoldMember` objects they are a real ensemble at no extra fit cos
 disagree where the data do not pin the mean down (a bootstrap-like ensemble, Lakshminarayanan
 et al. 2017), which a short trajectory on small data does not show.
 
-Neither kind disagrees inside a hole in the data: every member places its split thresholds
-in the gap at the same bin boundary, so the trees' step across the gap is the same for all.
-``epistemic_members=M`` (a fit option of the regressor) trains ``M`` further models on the
-same rows with extremely randomised trees (Geurts, Ernst & Wehenkel 2006; LightGBM's
-``extra_trees``), each with its own seed: their thresholds fall at random inside a gap, so
-they disagree there and where few rows pin a split down, and agree where many rows do
-(:func:`fit_members`; the cost is ``M`` fits, measured in docs/conformal.md).
+Neither kind disagrees much inside a thinly populated hole: a tree's thresholds lie on the
+bin boundaries of the training values, and every member picks the same best ones among the
+few rows there.  ``epistemic_members=M`` (a fit option of the regressor) trains ``M``
+further models on the same rows with extremely randomised trees (Geurts, Ernst & Wehenkel
+2006; LightGBM's ``extra_trees``: one random boundary per feature and split), each with its
+own seed: they disagree where few rows pin a split down and agree where many rows do
+(:func:`fit_members`; the cost is ``M`` fits, measured in docs/conformal.md).  Inside an
+empty gap (no rows at all) every tree has one boundary, so no kind of member disagrees
+there more than at its edges.
 
 References
 ----------

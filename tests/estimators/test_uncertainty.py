@@ -188,8 +188,8 @@ def holed():
 
 
 def test_randomized_members_see_a_hole_the_trajectory_does_not(holed):
-    # Every member of the virtual ensemble places its thresholds in the hole at the same
-    # bin boundary; extremely randomised members place them at random inside it.
+    # Inside the hole the few rows give a few bin boundaries: the virtual ensemble's
+    # members share one trajectory's choice among them, randomised members each draw one.
     plain, model, _, _, X_new = holed
     truth = np.r_[np.zeros(300), np.ones(300)]
     virtual = plain.predict_uncertainty(X_new)["epistemic"]
