@@ -25,13 +25,15 @@ last ``k`` origins of every series (one value apart; :func:`end_origins`):
   "The family").
 
 What it costs: one fit per candidate on the recent half of each cut history (at least
-:data:`MIN_RECENT` values of it) and the forecasts of its contexts, so that on long histories
-the two candidates of ``strategy="auto"`` cost about one fit of the whole history (the id's
-choice and each further family one half fit more).
+:data:`MIN_RECENT` values of it), at :data:`BACKTEST_RATE` times the learning rate when
+early stopping chooses the rounds (:func:`coarser`), and the forecasts of its contexts, so
+that on long histories the two candidates of ``strategy="auto"`` cost about half a fit of the
+whole history (the id's choice and each further family a quarter fit more).
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import warnings
 from dataclasses import dataclass
@@ -39,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..estimators import DistributionalRegressor
 from .backtest import forecast_origins, truncate_exog
 from .calibration import (
     MAX_CONTEXTS,
@@ -51,10 +54,10 @@ from .calibration import (
 )
 from .copula import step_correlation
 from .data import Panel
-from .plan import family_candidates
+from .plan import NESTED, family_candidates, regressor_kwargs
 
 __all__ = ["EndBacktest", "calibratable", "end_origins", "run_end_backtest", "PATH_CONTEXTS",
-           "BACKTEST_PATHS"]
+           "BACKTEST_PATHS", "BACKTEST_RATE", "coarser"]
 
 #: Most contexts of the recursive strategy's backtest, and its paths per context (stratified
 #: paths, :mod:`.strategies`: on M5, 50 of them gave the choices and scores of 100 at half
@@ -64,6 +67,9 @@ BACKTEST_PATHS = 50
 #: The backtest's fits see the last ``1 / RECENT`` of each series' values, but at least
 #: ``MIN_RECENT`` of them (all of a shorter series) and what the backtest needs.
 RECENT, MIN_RECENT = 2, 500
+#: The backtest's fits learn this many times faster than the forecaster's own (a coarser
+#: fit ranks the candidates as the final one would, at a fraction of the rounds).
+BACKTEST_RATE = 2.0
 
 
 @dataclass
@@ -100,6 +106,25 @@ class EndBacktest:
     id_scores: dict | None = None
     family: object = None
     family_scores: dict | None = None
+
+
+def coarser(fc):
+    """A copy of forecaster ``fc`` whose regressor learns :data:`BACKTEST_RATE` times as
+    fast, when early stopping chooses its rounds (the backtest's fits: about that many times
+    fewer rounds to a model as good); ``fc`` itself when the rounds are fixed
+    (``early_stopping=False``: the same rounds at another rate would be another model, and
+    the calibration maps and copula must describe the final one)."""
+    opts = regressor_kwargs(fc.regressor_options)
+    rate = opts.get("learning_rate", DistributionalRegressor().learning_rate)
+    stopping = opts.get("early_stopping", "auto")
+    if (BACKTEST_RATE == 1 or (isinstance(stopping, bool | np.bool_) and not stopping)
+            or not isinstance(rate, int | float)):
+        return fc
+    out = copy.copy(fc)
+    out.regressor_options = {k: v for k, v in fc.regressor_options.items()
+                             if k.removeprefix(NESTED) != "learning_rate"}
+    out.regressor_options["learning_rate"] = BACKTEST_RATE * float(rate)
+    return out
 
 
 def end_origins(lengths: np.ndarray, memory: int, horizon: int) -> tuple[int, np.ndarray]:
@@ -156,9 +181,11 @@ def run_end_backtest(fc, panel: Panel, exog, static, plan, candidates, calibrate
     pick[rng.choice(n_ctx, min(PATH_CONTEXTS, n_ctx), replace=False)] = True
     few = [o[pick[s * k:(s + 1) * k]] for s, o in enumerate(every)]
 
+    coarse = coarser(fc)
+
     def backtest(strategy, plan):
-        fitted = fc._fit_panel(train, train_exog, static, strategy=strategy,
-                               calibrate=False, plan=plan, end=False)
+        fitted = coarse._fit_panel(train, train_exog, static, strategy=strategy,
+                                   calibrate=False, plan=plan, end=False)
         return forecast_origins(fitted, panel, exog, every if strategy == "direct" else few,
                                 min(fc.n_paths, BACKTEST_PATHS))
 

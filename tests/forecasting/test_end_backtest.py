@@ -123,3 +123,28 @@ def test_family_auto_backtests_a_floored_student_t_beside_the_normal(heavy_panel
     short = {k: v.iloc[:30] for k, v in heavy_panel.items()}
     fc = Forecaster(**opts).fit(short)
     assert fc.family_.name == "normal" and fc.family_scores_ is None
+
+
+def test_the_backtest_fits_learn_faster_only_when_early_stopping_chooses_the_rounds(
+        panel, monkeypatch):
+    from distboost.estimators import DistributionalRegressor
+    from distboost.forecasting.end_backtest import BACKTEST_RATE
+
+    rates = []
+    original = DistributionalRegressor.fit
+
+    def spy(self, *args, **kwargs):
+        rates.append(self.learning_rate)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(DistributionalRegressor, "fit", spy)
+    opts = dict(family="normal", horizon=3, strategy="direct", calibrate=True, n_paths=20,
+                series_id=False)
+    Forecaster(learning_rate=0.2, n_estimators=20, **opts).fit(panel)
+    assert rates == [BACKTEST_RATE * 0.2, 0.2]  # the backtest's fit, then the final one
+    rates.clear()
+    Forecaster(regressor__learning_rate=0.1, n_estimators=20, **opts).fit(panel)
+    assert rates == [BACKTEST_RATE * 0.1, 0.1]
+    rates.clear()  # fixed rounds: another rate would be another model than the final one
+    Forecaster(learning_rate=0.2, n_estimators=20, early_stopping=False, **opts).fit(panel)
+    assert rates == [0.2, 0.2]
