@@ -151,6 +151,12 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
         self._validate_params()
         base = DistributionalRegressor() if self.estimator is None else self.estimator
         _check_family(getattr(base, "family", None))
+        if getattr(base, "epistemic_members", 0):
+            raise ValueError(
+                f"The estimator has epistemic_members={base.epistemic_members}: each of the "
+                "ConformalRegressor's fold models would train them, and its "
+                "predict_uncertainty uses the fold models themselves. Set "
+                "epistemic_members=0 on the estimator.")
         y = np.asarray(y.to_numpy() if isinstance(y, pd.Series | pd.DataFrame) else y)
         if y.ndim != 1:
             raise ValueError(

@@ -233,6 +233,12 @@ class Forecaster:
                 f"Forecaster got unknown option(s) {unknown}{' (' + hints + ')' if hints else ''}"
                 f"; it takes its own options ({', '.join(_OWN)}) and every option of "
                 "DistributionalRegressor.")
+        if kwargs.get("epistemic_members"):
+            raise ValueError(
+                f"Forecaster got epistemic_members={kwargs['epistemic_members']}: those "
+                "members serve DistributionalRegressor.predict_uncertainty, which a "
+                "Forecaster does not call (its forecasts carry their uncertainty in each "
+                "step's law); every fit would train them for nothing. Leave it at 0.")
         return DistributionalRegressor(**{"family": family or self.family,
                                           "random_state": self.random_state, **kwargs})
 

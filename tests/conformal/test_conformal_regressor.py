@@ -194,6 +194,10 @@ ERRORS = {
         lambda: db.ConformalRegressor(mondrian="grp").fit(
             pd.DataFrame({"x": np.arange(20.0), "g": np.arange(20) % 2}), np.arange(20.0)),
         ValueError, r"mondrian='grp' is not a column of X; X's columns are \['x', 'g'\]"),
+    "an estimator with epistemic_members": (
+        lambda: db.ConformalRegressor(db.DistributionalRegressor(epistemic_members=3))
+        .fit(*_heavy(40, 8)), ValueError,
+        "The estimator has epistemic_members=3: each of the ConformalRegressor's fold models"),
     "predict_uncertainty with n_members < 2": (
         lambda: db.DistributionalRegressor(**FAST).fit(*_heavy(40, 8)).predict_uncertainty(
             _tiny()[0], n_members=1), ValueError, "n_members must be an integer >= 2, got 1"),

@@ -133,6 +133,10 @@ CASES = {
         lambda: F(n_estimator=5).fit(Y), ValueError,
         r"Forecaster got unknown option\(s\) \['n_estimator'\] \('n_estimator': did you mean "
         r"'n_estimators'\?\)"),
+    "epistemic_members for a forecaster": (
+        lambda: F(epistemic_members=5).fit(Y), ValueError,
+        r"Forecaster got epistemic_members=5: those members serve "
+        r"DistributionalRegressor.predict_uncertainty, which a Forecaster does not call"),
     "a regressor option given with and without regressor__": (
         lambda: F(learning_rate=0.1, regressor__learning_rate=0.2).fit(Y), ValueError,
         r"The regressor's option 'learning_rate' is given twice \('learning_rate' and "
