@@ -57,7 +57,7 @@ from .data import Panel
 from .plan import NESTED, family_candidates, regressor_kwargs
 
 __all__ = ["EndBacktest", "calibratable", "end_origins", "run_end_backtest", "PATH_CONTEXTS",
-           "BACKTEST_PATHS", "BACKTEST_RATE", "coarser"]
+           "BACKTEST_PATHS", "BACKTEST_RATE", "BACKTEST_MAX_RATE", "coarser"]
 
 #: Most contexts of the recursive strategy's backtest, and its paths per context (stratified
 #: paths, :mod:`.strategies`: on M5, 50 of them gave the choices and scores of 100 at half
@@ -68,8 +68,10 @@ BACKTEST_PATHS = 50
 #: ``MIN_RECENT`` of them (all of a shorter series) and what the backtest needs.
 RECENT, MIN_RECENT = 2, 500
 #: The backtest's fits learn this many times faster than the forecaster's own (a coarser
-#: fit ranks the candidates as the final one would, at a fraction of the rounds).
-BACKTEST_RATE = 2.0
+#: fit ranks the candidates as the final one would, at a fraction of the rounds), but not
+#: faster than ``BACKTEST_MAX_RATE`` (nor slower than the forecaster's own): a large step
+#: overshoots, and the backtest's model must stay like the final one.
+BACKTEST_RATE, BACKTEST_MAX_RATE = 2.0, 0.5
 
 
 @dataclass
@@ -123,7 +125,8 @@ def coarser(fc):
     out = copy.copy(fc)
     out.regressor_options = {k: v for k, v in fc.regressor_options.items()
                              if k.removeprefix(NESTED) != "learning_rate"}
-    out.regressor_options["learning_rate"] = BACKTEST_RATE * float(rate)
+    out.regressor_options["learning_rate"] = max(float(rate), min(BACKTEST_RATE * float(rate),
+                                                                  BACKTEST_MAX_RATE))
     return out
 
 

@@ -145,6 +145,12 @@ def test_the_backtest_fits_learn_faster_only_when_early_stopping_chooses_the_rou
     rates.clear()
     Forecaster(regressor__learning_rate=0.1, n_estimators=20, **opts).fit(panel)
     assert rates == [BACKTEST_RATE * 0.1, 0.1]
+    from distboost.forecasting.end_backtest import BACKTEST_MAX_RATE, coarser
+
+    for rate, coarse in ((0.4, BACKTEST_MAX_RATE), (0.7, 0.7)):  # capped, never below
+        fc = Forecaster(learning_rate=rate)
+        assert coarser(fc).regressor_options["learning_rate"] == coarse
+        assert fc.regressor_options["learning_rate"] == rate  # a copy: the user's untouched
     rates.clear()  # fixed rounds: another rate would be another model than the final one
     Forecaster(learning_rate=0.2, n_estimators=20, early_stopping=False, **opts).fit(panel)
     assert rates == [0.2, 0.2]
