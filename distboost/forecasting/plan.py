@@ -147,12 +147,14 @@ def check_family(fc, panel: Panel) -> None:
     the real line.  For ``family="auto"``, the checks of its first candidate."""
     family = family_candidates(fc.family)[0]
     censored = isinstance(family, Censored)
+    named = ("family='auto' (the Normal or a Student-t)" if isinstance(fc.family, str)
+             and fc.family == "auto" else f"family {family.name!r}")
     if panel.bounds is not None and not censored:
         n_cens = int((panel.bounds[:, 0] < panel.bounds[:, 1]).sum())
         if n_cens:
             raise ValueError(
                 f"y has {n_cens} censored value(s) (lower < upper) of {len(panel.values)}; "
-                f"family {family.name!r} takes exact values: use a censored family, e.g. "
+                f"{named} takes exact values: use a censored family, e.g. "
                 f"family='censored_{family.name}'.")
     bad = np.zeros(0, dtype=bool) if censored else ~family.support.contains(panel.values)
     if bad.any():

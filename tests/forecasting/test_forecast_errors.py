@@ -124,8 +124,9 @@ CASES = {
     "censored history with an uncensored family": (
         lambda: F(target_col=("lo", "hi")).fit(pd.DataFrame(
             {"time": T, "lo": Y.to_numpy(), "hi": np.where(Y > 0.9, np.inf, Y)})), ValueError,
-        r"y has 12 censored value\(s\) \(lower < upper\) of 60; family 'normal' takes exact "
-        r"values: use a censored family, e.g. family='censored_normal'"),
+        r"y has 12 censored value\(s\) \(lower < upper\) of 60; family='auto' \(the Normal "
+        r"or a Student-t\) takes exact values: use a censored family, e.g. "
+        r"family='censored_normal'"),
     "difference with a family that is not a location family": (
         lambda: F(family="gamma", difference=True).fit(Y + 2), ValueError,
         r"difference=True needs a location family on the real line"),
