@@ -34,7 +34,7 @@ from .forecasts import marginals, paths
 from .plan import (
     NESTED,
     ForecastPlan,
-    check_family,
+    check_panel_family,
     check_settings,
     family_candidates,
     make_plan,
@@ -273,7 +273,7 @@ class Forecaster:
         check_settings(self)
         self._regressor()  # unknown options fail before any work
         panel = self._panel(y, "y")
-        check_family(self, panel)
+        check_panel_family(self, panel)
         exog = self._exog(panel, X, "X")
         fitted = self._fit_panel(panel, exog, static, strategy=self.strategy)
         self.__dict__.update({k: v for k, v in fitted.__dict__.items() if k.endswith("_")})

@@ -1,10 +1,13 @@
 """The checked settings of a forecaster and what its "auto" options choose on a panel.
 
 :func:`check_settings` validates the options (clear errors naming the option) before any
-work; :func:`make_plan` resolves ``lags="auto"``, ``rolling="auto"``, ``season_length=None``,
+work, :func:`check_panel_family` the family against the training values; :func:`make_plan`
+resolves ``lags="auto"``, ``rolling="auto"``, ``season_length=None``,
 ``date_features="auto"`` and ``scale="auto"`` on the training panel (:mod:`.defaults`,
 :mod:`.scaling`) into a :class:`ForecastPlan`, which every fit of the forecaster (the final
-one and those of its backtests) then follows.
+one and those of its backtests) then follows.  ``family="auto"`` starts the plan with the
+first of :func:`family_candidates`; the end-of-history backtest may replace it
+(:mod:`.end_backtest`).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from .features import CALENDAR, auto_calendar
 from .scaling import MIN_SPREAD, SCALES, flat_series, on_real_line, scaling_kind
 
 __all__ = ["ForecastPlan", "check_settings", "make_plan", "warn_flat", "STRATEGIES", "NESTED",
-           "regressor_kwargs", "family_candidates", "check_family", "AUTO_MIN_DF"]
+           "regressor_kwargs", "family_candidates", "check_panel_family", "AUTO_MIN_DF"]
 
 STRATEGIES = ("auto", "recursive", "direct")
 #: ``family="auto"``'s Student-t keeps ``df >= AUTO_MIN_DF``: a finite mean, CRPS and
@@ -140,7 +143,7 @@ def check_settings(fc) -> dict:
             "season_length": None if m is None else int(m)}
 
 
-def check_family(fc, panel: Panel) -> None:
+def check_panel_family(fc, panel: Panel) -> None:
     """ValueError where ``fc``'s family cannot model the training ``panel``: censored values
     for a family of exact values, a value outside its support (a negative count: naming the
     series, how many values and the first time), ``difference=True`` without a location on
