@@ -367,8 +367,8 @@ def floored_start(family, init_params, y, what: str | None = None):
     floored = [p for p, v in floors.items() if init_params[p] < v]
     for p in floored:
         marginal, init_params[p] = init_params[p], floors[p]
-        if p == "df" and getattr(family, "min_df", None) is not None:
-            continue  # the floor the user chose (StudentT(min_df=...)): no surprise to report
+        if p in getattr(family, "chosen_floors", ()):
+            continue  # a floor the user chose (StudentT(min_df=...)): no surprise to report
         warnings.warn(
             f"{what or floor_reason(family, p, y)}: the marginal {p!r} of family "
             f"{family.name!r} is {marginal:.3g}, floored at {floors[p]:.3g} "

@@ -115,8 +115,9 @@ def check_members(model) -> None:
     """ValueError before any fit when ``epistemic_members`` is asked of a family without a
     scalar mean and variance (a vector or class law)."""
     from ..families import get
+    from .auto import is_auto
 
-    if not model.epistemic_members or isinstance(model.family, str) and model.family == "auto":
+    if not model.epistemic_members or is_auto(model.family):
         return
     family = get(model.family)
     if getattr(family, "multivariate", False) or getattr(family, "classification", False):
@@ -156,9 +157,11 @@ def fit_members(model, X, y, sample_weight, eval_set, eval_sample_weight
     return out
 
 
-def fold_ensemble(model, X) -> tuple[np.ndarray, np.ndarray]:
-    """Each fold member's predictive mean and variance, two ndarrays of shape (K, n)."""
-    dists = [member.model(model).predict_dist(X) for member in model.cv_members_]
+def fold_ensemble(model, X, members=None) -> tuple[np.ndarray, np.ndarray]:
+    """Each member's predictive mean and variance, two ndarrays of shape (K, n): the fold
+    models ``cv_members_`` of ``model``, or the given ``members``."""
+    members = model.cv_members_ if members is None else members
+    dists = [member.model(model).predict_dist(X) for member in members]
     return np.stack([d.mean for d in dists]), np.stack([d.variance for d in dists])
 
 
@@ -213,9 +216,7 @@ def uncertainty(model, X, n_members: int, members: str) -> pd.DataFrame:
             f"this model's validation rows came from {model.early_stopping_!r}. Use "
             f"members='virtual', or refit with early_stopping='cv'.")
     if randomized is not None and members in ("auto", "randomized"):
-        dists = [member.model(model).predict_dist(X) for member in randomized]
-        means, variances = np.stack([d.mean for d in dists]), np.stack([d.variance
-                                                                         for d in dists])
+        means, variances = fold_ensemble(model, X, randomized)
     elif folds is not None and members != "virtual":
         means, variances = fold_ensemble(model, X)
     else:

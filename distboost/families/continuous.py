@@ -422,6 +422,12 @@ class StudentT(Family):
         floors = super().param_floors(y)
         return floors if self.min_df is None else {**floors, "df": self.min_df}
 
+    @property
+    def chosen_floors(self) -> tuple[str, ...]:
+        """The parameters whose floor is a constructor option (``("df",)`` with ``min_df``):
+        a start raised to such a floor is what the user asked for, not a warning."""
+        return () if self.min_df is None else ("df",)
+
     def log_prob(self, params, y):
         # torch's StudentT.log_prob loses lgamma((df+1)/2) - lgamma(df/2) to cancellation
         # for large df and rewards df -> inf; this form is exact there.

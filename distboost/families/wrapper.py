@@ -112,5 +112,9 @@ class Wrapped(Family):
     def param_floors(self, y):
         return self.inner.param_floors(y)
 
+    @property
+    def chosen_floors(self) -> tuple[str, ...]:
+        return getattr(self.inner, "chosen_floors", ())
+
     def start_values(self, y, w):
         return self.inner.start_values(y, w)

@@ -194,14 +194,16 @@ def run_end_backtest(fc, panel: Panel, exog, static, plan, candidates, calibrate
 
     scale = pd.Series(_mase_scale(train), index=pd.Index(panel.ids, dtype=object))
 
-    def score(table, keys) -> float:  # scaled CRPS on the contexts of ``keys``
+    def scaled(table, keys) -> pd.Series:  # scaled CRPS of each row on the contexts of keys
         common = table.merge(keys, on=["series", "origin"])
-        return float((common["crps"] / common["series"].map(scale)).mean())
+        return (common["crps"] / common["series"].map(scale)).set_axis(
+            pd.MultiIndex.from_frame(common[["series", "origin"]]))
 
-    def by_context(table, keys) -> pd.Series:  # mean scaled CRPS of each context
-        common = table.merge(keys, on=["series", "origin"])
-        scaled = common["crps"] / common["series"].map(scale)
-        return scaled.groupby([common["series"], common["origin"]]).mean()
+    def score(table, keys) -> float:
+        return float(scaled(table, keys).mean())
+
+    def by_context(table, keys) -> pd.Series:  # each context's mean over its steps
+        return scaled(table, keys).groupby(level=[0, 1]).mean()
 
     tables = {strategy: backtest(strategy, plan) for strategy in candidates}
     scores = None

@@ -239,7 +239,7 @@ class Forecaster:
                 "members serve DistributionalRegressor.predict_uncertainty, which a "
                 "Forecaster does not call (its forecasts carry their uncertainty in each "
                 "step's law); every fit would train them for nothing. Leave it at 0.")
-        return DistributionalRegressor(**{"family": family or self.family,
+        return DistributionalRegressor(**{"family": self.family if family is None else family,
                                           "random_state": self.random_state, **kwargs})
 
     def _panel(self, y, what: str, freq=None) -> Panel:

@@ -18,6 +18,7 @@ from numbers import Integral
 
 import numpy as np
 
+from ..estimators import is_auto
 from ..families import Censored, Family, get
 from ..families.continuous import StudentT
 from .data import FILLS, Panel
@@ -46,7 +47,7 @@ def family_candidates(family) -> tuple[Family, ...]:
     """The families a forecaster's fit may use, the first its plan's until the
     end-of-history backtest chooses (:mod:`.end_backtest`): for ``family="auto"`` the Normal
     and a Student-t with ``df`` floored at :data:`AUTO_MIN_DF`, else ``family`` alone."""
-    if isinstance(family, str) and family == "auto":
+    if is_auto(family):
         return get("normal"), StudentT(min_df=AUTO_MIN_DF)
     return (get(family),)
 
@@ -150,8 +151,8 @@ def check_panel_family(fc, panel: Panel) -> None:
     the real line.  For ``family="auto"``, the checks of its first candidate."""
     family = family_candidates(fc.family)[0]
     censored = isinstance(family, Censored)
-    named = ("family='auto' (the Normal or a Student-t)" if isinstance(fc.family, str)
-             and fc.family == "auto" else f"family {family.name!r}")
+    named = ("family='auto' (the Normal or a Student-t)" if is_auto(fc.family)
+             else f"family {family.name!r}")
     if panel.bounds is not None and not censored:
         n_cens = int((panel.bounds[:, 0] < panel.bounds[:, 1]).sum())
         if n_cens:

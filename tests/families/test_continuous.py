@@ -10,7 +10,7 @@ import pytest
 from sklearn.base import clone
 
 import distboost as db
-from distboost.families import from_state, get
+from distboost.families import Censored, from_state, get
 from distboost.families.continuous import StudentT
 
 
@@ -49,3 +49,9 @@ def test_a_fit_keeps_df_at_or_above_the_floor_where_a_free_df_falls_below_it(cau
     dist = model.predict_dist(X)
     assert np.isfinite(dist.crps(y)).all() and np.isfinite(dist.mean).all()
     assert clone(model).family.min_df == 2.0
+    censored = np.c_[y, np.where(np.arange(y.size) % 5 == 0, np.inf, y)]  # right-censored
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the wrapper keeps the chosen floor, and its quiet
+        wrapped = db.DistributionalRegressor(family=Censored(StudentT(min_df=2)),
+                                             **opts).fit(X, censored)
+    assert wrapped.predict_params(X)["df"].min() >= 2.0 - 1e-12
