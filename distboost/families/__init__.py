@@ -19,6 +19,7 @@ from .affine import Affine
 from .base import Family
 from .calibrated import Calibrated
 from .censored import Censored
+from .continuous import StudentT
 from .empirical import Empirical
 from .equal_mixture import EqualMixture
 from .mixture import Mixture
@@ -29,8 +30,8 @@ from .truncated import Truncated
 from .wrapper import Wrapped
 
 __all__ = ["Affine", "Calibrated", "Censored", "Empirical", "EqualMixture", "Family", "Mixture",
-           "Support", "Truncated", "Wrapped", "available", "from_state", "get", "register", "table",
-           "table_markdown"]
+           "StudentT", "Support", "Truncated", "Wrapped", "available", "from_state", "get",
+           "register", "table", "table_markdown"]
 
 
 def _register_all() -> None:

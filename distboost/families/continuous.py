@@ -367,7 +367,7 @@ class StudentT(Family):
 
     Examples
     --------
-    >>> from distboost.families.continuous import StudentT
+    >>> from distboost.families import StudentT
     >>> StudentT(min_df=2).param_floors([0.0, 1.0, 2.0])["df"]
     2.0
     """

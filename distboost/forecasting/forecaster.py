@@ -64,7 +64,7 @@ class Forecaster:
         The law of each value (any family of :func:`distboost.families.available`, e.g.
         ``"negative_binomial"`` for counts, ``"zero_adjusted_gamma"`` for precipitation,
         ``"censored_normal"`` for a censored history).  "auto": the Normal or a Student-t
-        with ``df >= 2`` (:class:`~distboost.families.continuous.StudentT`), the lower scaled
+        with ``df >= 2`` (:class:`~distboost.families.StudentT`), the lower scaled
         CRPS in the end-of-history backtest (``family_``, ``family_scores_``); the Normal
         where the histories are too short for it.
     horizon : int, default=1

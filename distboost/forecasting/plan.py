@@ -19,8 +19,7 @@ from numbers import Integral
 import numpy as np
 
 from ..estimators import is_auto
-from ..families import Censored, Family, get
-from ..families.continuous import StudentT
+from ..families import Censored, Family, StudentT, get
 from .data import FILLS, Panel
 from .defaults import (
     auto_lags,
