@@ -120,10 +120,13 @@ class WorkerObjective:
     ``predt`` is the sum of the trees (``base_score`` 0); the start values are added here.
     The pair is the engine's (:func:`~distboost.boosting.derivatives.step_derivatives`
     with the fixed curvature scale), and the round's global training loss is recorded.
+    The ``frozen`` outputs' gradients are zero: their trees are one leaf of value zero
+    (phase 2 of per-parameter stopping, :mod:`distboost.boosting.output_stopping`).
     """
 
     def __init__(self, objective, step: str, curvature_scale, weight_mean: float,
-                 key: str, censored: bool):
+                 key: str, censored: bool, frozen=None):
+        self.frozen = None if frozen is None or not np.any(frozen) else np.asarray(frozen)
         self.objective = objective
         self.step = step
         self.curvature_scale = np.asarray(curvature_scale, dtype=np.float64)
@@ -151,6 +154,8 @@ class WorkerObjective:
             grad = np.zeros_like(raw)
             hess = np.ones_like(raw)
             total = math.nan
+        if self.frozen is not None:
+            grad[:, self.frozen] = 0.0
         weight = float(len(y) if w is None else np.sum(w))
         s = _allreduce([total, weight])
         _STATE.setdefault(self.key, {}).setdefault(TRAIN, []).append(float(s[0] / s[1]))

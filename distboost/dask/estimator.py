@@ -42,10 +42,8 @@ from ..estimators import DistributionalRegressor, Option, OptionsMixin, is_auto
 from ..objective import FamilyObjective
 from ._data import TrainingFrame, as_frame, place
 from ._reduce import global_curvature, holdout_split, refine_start, target_pass
+from ._rounds import boost_with_halving, continue_alone
 from ._worker import (
-    DESCENT_RTOL,
-    TRAIN,
-    VALID,
     WorkerMetric,
     WorkerObjective,
     make_guard,
@@ -67,7 +65,8 @@ COLLECTIVE_TIMEOUT = 300
 _SHARED = ("family", "scoring_rule", "n_estimators", "learning_rate", "step", "num_leaves",
            "max_depth", "min_child_samples", "subsample", "colsample", "reg_lambda",
            "max_bin", "calibrate", "early_stopping", "validation_fraction",
-           "n_iter_no_change", "links", "random_state", "n_jobs", "verbose")
+           "n_iter_no_change", "per_parameter_stopping", "links", "random_state", "n_jobs",
+           "verbose")
 
 
 class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
@@ -242,8 +241,13 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
         run = functools.partial(self._train_once, client, xgb_dask, xgboost, family,
                                 xgb_params(params, k), dtrain, dvalid, objective, step, scale,
                                 weight_mean, bounds, column)
-        booster, history = _boost_with_halving(run, params.n_estimators, params.learning_rate,
-                                               None if valid is None else self.n_iter_no_change)
+        patience = None if valid is None else self.n_iter_no_change
+        booster, history = boost_with_halving(run, params.n_estimators, params.learning_rate,
+                                               patience)
+        frozen = self._frozen_outputs(objective)
+        if frozen is not None and history["stopped"] == "early_stopping":
+            booster, history = continue_alone(run, booster, history, params.n_estimators,
+                                               params.learning_rate, patience, frozen)
         self._set_fitted(family, objective, step, mode, booster, history, data, params)
         if table is None:
             self.__dict__.pop("family_table_", None)
@@ -253,10 +257,12 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
 
     def _train_once(self, client, xgb_dask, xgboost, family, xparams, dtrain, dvalid,
                     objective, step, scale, weight_mean, bounds, column, rounds, booster,
-                    first_rate):
+                    first_rate, frozen=None, patience=None):
         """One ``xgboost.dask.train`` run of up to ``rounds`` rounds continuing ``booster``
-        (None: from the start values), its first round at ``first_rate``; returns the booster
-        and the exact losses the workers recorded."""
+        (None: from the start values), its first round at ``first_rate``, the ``frozen``
+        outputs' trees zero, stopped after ``patience`` rounds without a better validation
+        loss (None: ``n_iter_no_change``); returns the booster and the exact losses the
+        workers recorded."""
         metric = self.scoring_rule
         key = uuid.uuid4().hex
         if booster is not None:  # the continued model keeps its own (zero) base score
@@ -268,12 +274,13 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
             evals = [(dvalid, "valid")]
             custom_metric = WorkerMetric(objective, metric, key, column, bounds)
             callbacks.append(xgboost.callback.EarlyStopping(
-                rounds=self.n_iter_no_change, metric_name=metric, data_name="valid",
+                rounds=patience or self.n_iter_no_change, metric_name=metric,
+                data_name="valid",
                 save_best=False))
         try:
             out = xgb_dask.train(
                 client, xparams, dtrain, num_boost_round=rounds, evals=evals,
-                obj=WorkerObjective(objective, step, scale, weight_mean, key, bounds),
+                obj=WorkerObjective(objective, step, scale, weight_mean, key, bounds, frozen),
                 custom_metric=custom_metric, callbacks=callbacks, xgb_model=booster,
                 verbose_eval=self.verbose if self.verbose else False,
                 coll_cfg=xgboost.collective.Config(timeout=COLLECTIVE_TIMEOUT))
@@ -286,6 +293,17 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
                 "fit again.") from err
         states = [v for v in client.run(pop_state, key).values() if v]
         return out["booster"], (states[0] if states else {})
+
+    def _frozen_outputs(self, objective) -> np.ndarray | None:
+        """The outputs phase 2 of per-parameter stopping holds at the joint best round (the
+        dispersion), as a mask; None when it does not run (as in-process:
+        :meth:`~distboost.estimators.runs.RunsMixin._continued_outputs`)."""
+        column = objective.dispersion_column()
+        if not self.per_parameter_stopping or column is None:
+            return None
+        frozen = np.zeros(objective.n_outputs, dtype=bool)
+        frozen[np.atleast_1d(column)] = True
+        return None if frozen.all() else frozen
 
     def _step(self, family) -> str:
         if self.step != "auto":
@@ -313,9 +331,12 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
         evals = {"train": {metric: train}}
         if curve:
             evals["valid"] = {metric: curve}
+        per_output = None
+        if "joint_best" in history:  # phase 2 ran: the frozen outputs keep the joint round
+            per_output = np.where(history["frozen"], min(best, history["joint_best"]), best)
         ensemble = FittedEnsemble(XGBoostModel(booster, objective.n_outputs),
                                   objective.init_raw, best, n_iter, evals, stopped,
-                                  history["scales"])
+                                  history["scales"], best_iterations=per_output)
         attrs = {
             "family_": family, "ensemble_": ensemble, "raw_floor_": objective.raw_floor,
             "dispersion_shift_": shift, "linear_start_": None, "early_stopping_": mode,
@@ -429,64 +450,6 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
                      for p in data.frame.to_delayed()]
             s = np.sum(client.compute(tasks, sync=True), axis=0)
         return float(s[0] / s[1])
-
-
-def _boost_with_halving(run, n_estimators: int, learning_rate: float,
-                        patience: int | None):
-    """The engine's descent rule on a cluster: train until a round raises the training loss
-    (or it is not finite), keep the rounds before it, and continue from them with that
-    round grown again at half the step (1/2, 1/4, ... down to ``learning_rate /
-    2**MAX_HALVINGS``, as :func:`distboost.boosting.fit_boosting`), the rounds after it at
-    the full rate.  XGBoost cannot take a round back inside a distributed run, so each
-    halving is a new ``xgboost.dask.train`` continuing the kept rounds (``xgb_model``).
-
-    Returns the booster (None for no rounds) and the history: the training loss before
-    each kept round, the validation loss and dispersion shift after it, each round's step
-    relative to ``learning_rate``, and why training stopped.
-    """
-    booster, level = None, 0
-    history = {"train": [], "valid": [], "shift": [], "scales": [], "stopped": None}
-    while history["stopped"] is None:
-        done = len(history["scales"])
-        if done >= n_estimators:
-            history["stopped"] = "n_estimators"
-            break
-        grown, state = run(n_estimators - done, booster, learning_rate * 0.5 ** level)
-        losses = state.get(TRAIN, [])
-        seg = grown.num_boosted_rounds() - done
-        bad = None
-        if losses and not np.isfinite(losses[0]):
-            bad = 0
-        for j in range(1, len(losses)):
-            if not np.isfinite(losses[j]) or losses[j] > losses[j - 1] + DESCENT_RTOL * abs(
-                    losses[j - 1]):
-                bad = j - 1  # round j - 1 of this run raised the loss
-                break
-        keep = seg if bad is None else bad
-        history["train"] += losses[:keep]
-        history["valid"] += state.get(VALID, [])[:keep]
-        history["shift"] += state.get("shift", [])[:keep]
-        history["scales"] += ([0.5 ** level] + [1.0] * (keep - 1)) if keep else []
-        total = done + keep
-        booster = None if total == 0 else (grown if keep == seg else grown[:total])
-        if bad is not None:
-            level = level + 1 if keep == 0 else 1
-            if level > MAX_HALVINGS or (losses and not np.isfinite(losses[0])):
-                history["stopped"] = ("non_finite_loss" if not all(np.isfinite(losses))
-                                      else "no_descent")
-            continue
-        level = 0
-        curve = history["valid"]
-        if patience is not None and curve and len(curve) - (int(np.argmin(curve)) + 1) >= \
-                patience:
-            history["stopped"] = "early_stopping"
-        elif len(history["scales"]) >= n_estimators:
-            history["stopped"] = "n_estimators"
-        elif curve and not np.isfinite(curve[-1]):
-            history["stopped"] = "non_finite_loss"
-        else:  # the run ended for no reason of ours: take it as the end
-            history["stopped"] = "early_stopping" if curve else "n_estimators"
-    return booster, history
 
 
 def _sub(data: TrainingFrame, frame) -> TrainingFrame:
