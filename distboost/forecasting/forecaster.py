@@ -34,11 +34,13 @@ from .forecasts import marginals, paths
 from .plan import (
     NESTED,
     ForecastPlan,
+    check_history,
     check_panel_family,
     check_settings,
     family_candidates,
     make_plan,
     regressor_kwargs,
+    tail_rows,
     warn_flat,
 )
 from .scaling import SHIFTED
@@ -308,16 +310,7 @@ class Forecaster:
                 raise ValueError(f"static lacks a row for {len(missing)} series (first "
                                  f"{missing[0]!r}); index it by the series ids.")
             static_rows = static.loc[panel.ids].reset_index(drop=True)
-        need = plan.memory + 1
-        short = np.flatnonzero(panel.lengths < need)
-        if short.size:
-            s = int(short[0])
-            raise ValueError(
-                f"y: {short.size} of {panel.n_series} series have fewer than {need} values "
-                f"({panel.label(s)} has {int(panel.lengths[s])}); the largest lag or rolling "
-                f"window is {plan.memory} (lags {list(plan.lags)}, rolling "
-                f"{list(plan.windows)}), so a series needs at least {need} values to give one "
-                "training row.")
+        check_history(panel, plan)
         calibrate = self.calibrate if calibrate is None else calibrate
         result = None
         if end:
@@ -336,7 +329,7 @@ class Forecaster:
                                            family=result.family)
             if plan.scale == "mean":
                 warn_flat(panel)
-            elif strategy == "auto":
+            if strategy == "auto":
                 strategy = "recursive"  # too short a history to compare
         unscaled = plan.scale == "none" and not self.difference
         spec = FeatureSpec(lags=plan.lags, windows=plan.windows, calendar=plan.calendar,
@@ -346,12 +339,7 @@ class Forecaster:
                            static=static_rows, scale=plan.scale,
                            scale_window=plan.scale_window,
                            level=float(np.median(panel.values)) if unscaled else 0.0)
-        cap = None
-        if strategy == "direct":
-            origins = int(np.maximum(panel.lengths - plan.memory, 0).sum())
-            cap = max(DIRECT_ROWS * origins, DIRECT_MIN_ROWS)
-        X, target, rows = training_rows(spec, panel, exog, max_rows=cap,
-                                        seed=_seed(self.random_state))
+        X, target, rows = self._rows(spec, panel, exog)
         if spec.scale in SHIFTED:
             spec = dataclasses.replace(spec, target_range=(float(np.min(target)),
                                                            float(np.max(target))))
@@ -378,6 +366,15 @@ class Forecaster:
             datetime_=panel.datetime)
         return out
 
+    def _rows(self, spec: FeatureSpec, panel: Panel, exog):
+        """``training_rows`` of ``panel`` (the direct strategy's: a seeded share,
+        ``DIRECT_ROWS`` per origin and at least ``DIRECT_MIN_ROWS``)."""
+        cap = None
+        if spec.strategy == "direct":
+            origins = int(np.maximum(panel.lengths - spec.memory, 0).sum())
+            cap = max(DIRECT_ROWS * origins, DIRECT_MIN_ROWS)
+        return training_rows(spec, panel, exog, max_rows=cap, seed=_seed(self.random_state))
+
     def _validation_rows(self, panel: Panel, rows: np.ndarray, strategy: str):
         """The rows early stopping judges under the default early stopping (None: the
         regressor's own choice, or the options choose otherwise): the rows whose target lies
@@ -402,9 +399,7 @@ class Forecaster:
             return None
         if strategy == "recursive" and validation_mode(stopping, rows.size, False) == "cv":
             return None
-        share = opts.get("validation_fraction", 0.1)
-        cut = np.floor((1.0 - share) * panel.lengths)[panel.series_of[rows]]
-        val = panel.position[rows] >= cut
+        val = tail_rows(panel, rows, opts.get("validation_fraction", 0.1))
         return val if 0 < val.sum() < val.size else None
 
     # ------------------------------------------------------------------ forecasts

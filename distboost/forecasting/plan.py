@@ -34,6 +34,7 @@ from .features import CALENDAR, auto_calendar
 from .scaling import MIN_SPREAD, SCALES, flat_series, on_real_line, scaling_kind
 
 __all__ = ["ForecastPlan", "check_settings", "make_plan", "warn_flat", "STRATEGIES", "NESTED",
+           "check_history", "tail_rows",
            "regressor_kwargs", "family_candidates", "check_panel_family", "AUTO_MIN_DF"]
 
 STRATEGIES = ("auto", "recursive", "direct")
@@ -227,6 +228,28 @@ def make_plan(fc, panel: Panel) -> ForecastPlan:
                         scale=kind if on else "none",
                         scale_window=scale_window(panel.freq, memory, limit),
                         series_id=ids, family=family)
+
+
+def check_history(panel: Panel, plan: ForecastPlan) -> None:
+    """ValueError naming the first series too short for one training row under ``plan``
+    (its largest lag or rolling window, plus the value to forecast)."""
+    need = plan.memory + 1
+    short = np.flatnonzero(panel.lengths < need)
+    if short.size:
+        s = int(short[0])
+        raise ValueError(
+            f"y: {short.size} of {panel.n_series} series have fewer than {need} values "
+            f"({panel.label(s)} has {int(panel.lengths[s])}); the largest lag or rolling "
+            f"window is {plan.memory} (lags {list(plan.lags)}, rolling "
+            f"{list(plan.windows)}), so a series needs at least {need} values to give one "
+            "training row.")
+
+
+def tail_rows(panel: Panel, rows: np.ndarray, share: float) -> np.ndarray:
+    """Mask of the training rows whose target (flat index ``rows`` of ``panel``) lies in
+    the last ``share`` of its series: the validation rows of a forecaster's fit."""
+    cut = np.floor((1.0 - share) * panel.lengths)[panel.series_of[rows]]
+    return panel.position[rows] >= cut
 
 
 def warn_flat(panel: Panel) -> None:

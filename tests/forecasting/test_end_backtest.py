@@ -123,6 +123,11 @@ def test_family_auto_backtests_a_floored_student_t_beside_the_normal(heavy_panel
     short = {k: v.iloc[:30] for k, v in heavy_panel.items()}
     fc = Forecaster(**opts).fit(short)
     assert fc.family_.name == "normal" and fc.family_scores_ is None
+    # ... and strategy="auto" takes the recursive strategy, and says so (it kept "auto" as
+    # strategy_ under scaling by the window's mean, while forecasting recursively)
+    fc = Forecaster(**{**opts, "strategy": "auto"}).fit(short)
+    assert fc.scale_ == "mean" and fc.strategy_ == fc.spec_.strategy == "recursive"
+    assert fc.strategy_scores_ is None
 
 
 def test_the_backtest_fits_learn_faster_only_when_early_stopping_chooses_the_rounds(
