@@ -95,6 +95,17 @@ def test_dask_cluster(tmp_path):
     assert res["nll"] < 1.6  # the start values' NLL is about 1.9
 
 
+@pytest.mark.slow  # starts its own two-worker cluster; fast: tests/dask/test_dask_forecaster.py
+def test_dask_forecasting():
+    pytest.importorskip("distributed")
+    pytest.importorskip("xgboost")
+    res = _load("dask_forecasting").main(["--series", "30", "--length", "200"])
+    # Scaled pinball loss: the true law's is 0.025; the cluster's model as good as the
+    # in-process one (0.0261 both with the defaults of the example).
+    assert res["pinball_dask"] < 1.1 * res["pinball_in_process"]
+    assert res["pinball_dask"] < 0.04
+
+
 @pytest.mark.slow  # about 5 s: three fits on 8,611 rows
 @pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/data (power-plant)")
 def test_multivariate_power_plant(tmp_path):

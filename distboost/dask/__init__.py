@@ -2,8 +2,9 @@
 
 :class:`DaskDistributionalRegressor` trains on Dask collections with XGBoost's distributed
 engine (``xgboost.dask``) and predicts Dask collections; ``to_local()`` gives the
-in-process :class:`~distboost.DistributionalRegressor` with the same trees.  See
-``docs/dask.md``.
+in-process :class:`~distboost.DistributionalRegressor` with the same trees.
+:class:`DaskForecaster` forecasts a panel held in a Dask DataFrame with one global model
+trained on the cluster.  See ``docs/dask.md``.
 """
 
 from __future__ import annotations
@@ -19,5 +20,6 @@ except ImportError as err:  # pragma: no cover - exercised only without the extr
     ) from err
 
 from .estimator import DaskDistributionalRegressor
+from .forecaster import DaskForecaster
 
-__all__ = ["DaskDistributionalRegressor"]
+__all__ = ["DaskDistributionalRegressor", "DaskForecaster"]

@@ -1,0 +1,317 @@
+"""The global :class:`~distboost.forecasting.Forecaster` on a Dask cluster (issue 49).
+
+A panel too large for one process (a retailer's item-level sales, a utility's meters) is a
+long-format Dask DataFrame (one row per series and time).  :class:`DaskForecaster` splits the
+work of an in-process fit:
+
+* **the plan** - lags, rolling windows, calendar, scaling, the strategy, the family, the
+  direct strategy's copula and the calibration maps: the choices of an in-process
+  ``Forecaster`` fitted on a seeded sample of at most ``plan_series`` whole series brought
+  to the client (as :class:`~distboost.dask.DaskDistributionalRegressor` with
+  ``family="auto"`` compares its candidates on a sample);
+* **the training rows** - built partition by partition on the workers by the in-process
+  code (``Forecaster._rows``, the validation tail of :func:`~distboost.forecasting.plan.
+  tail_rows`): one implementation of the features;
+* **the global model** - :class:`~distboost.dask.DaskDistributionalRegressor` on those rows
+  (XGBoost's distributed trees), the rows whose target lies in the last
+  ``validation_fraction`` of each series as its ``eval_set``;
+* **the forecasts** - partition by partition, by the in-process ``Forecaster`` of the plan
+  with the cluster's model (``to_local()``), one task of the graph that the workers fetch.
+
+Each series must lie in one partition: a collection whose series cross partitions is
+shuffled by id (``shuffle=True``, the default) or refused naming a series.  Nothing but the
+plan's sample and the ids of each partition comes to the client.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import zlib
+
+import dask
+import numpy as np
+import pandas as pd
+
+from .._validation import int_seed
+from ..forecasting import Forecaster
+from ..forecasting.plan import check_history, regressor_kwargs, tail_rows
+from ..forecasting.scaling import SHIFTED
+from .estimator import DaskDistributionalRegressor
+
+__all__ = ["DaskForecaster", "PLAN_SERIES"]
+
+#: Most series the plan is chosen on (a seeded sample of whole series, in-process).
+PLAN_SERIES = 200
+_TARGET, _VALID = "__distboost_target", "__distboost_valid"
+
+
+def _design_part(part: pd.DataFrame, fc: Forecaster, share: float, meta: pd.DataFrame):
+    """The training rows of one partition's series (features, target, validation flag)."""
+    if not len(part):
+        return meta
+    panel = fc._panel(part, "y", freq=fc.freq_)
+    check_history(panel, fc.plan_)
+    X, target, rows = fc._rows(fc.spec_, panel, None)
+    # Series after series (then time, then step): the rows of the whole collection are in
+    # the same order however its series are cut into partitions, and so is the model.
+    order = np.argsort(rows, kind="stable")
+    out = X.iloc[order].reset_index(drop=True)
+    out[_TARGET] = np.asarray(target, dtype=np.float64)[order]
+    out[_VALID] = tail_rows(panel, rows, share)[order]
+    return out
+
+
+def _quantiles_part(part: pd.DataFrame, fc: Forecaster, levels, meta: pd.DataFrame):
+    if not len(part):
+        return meta
+    return fc.predict_quantiles(levels, y_hist=part)
+
+
+def _paths_part(part: pd.DataFrame, fc: Forecaster, n_paths: int, seed: int,
+                meta: pd.DataFrame):
+    """One partition's paths as a long frame (id, time, path, value); the seed is the
+    partition's (``seed`` and its first series' id)."""
+    if not len(part):
+        return meta
+    _, panel, index = fc._contexts(part, None)
+    own = (seed + zlib.crc32(str(panel.ids[0]).encode())) % (2**31 - 1)
+    draws = fc.sample_paths(n_paths, y_hist=part, random_state=own)  # (P, S, H)
+    keys = index.to_frame(index=False)
+    out = pd.concat([keys] * n_paths, ignore_index=True)
+    out["path"] = np.repeat(np.arange(n_paths), len(keys))
+    out["value"] = draws.reshape(n_paths, -1).ravel()
+    return out
+
+
+class DaskForecaster:
+    """Probabilistic forecasts of a panel held in a Dask DataFrame, with one global model
+    trained on the cluster (see the module docstring for what runs where).
+
+    Parameters
+    ----------
+    horizon : int, default=1
+        Steps to forecast.
+    client : distributed.Client, optional
+        The Dask client (None: ``distributed.default_client()``).
+    plan_series : int, default=PLAN_SERIES
+        Most series of the in-process fit that chooses the plan.
+    shuffle : bool, default=True
+        Shuffle the rows by series id when a series crosses partitions (False: a clear
+        error naming it).
+    **options
+        Every option of :class:`~distboost.forecasting.Forecaster` (``lags``,
+        ``strategy``, ``family``, ``id_col``, ...) and the regressor options that
+        :class:`~distboost.dask.DaskDistributionalRegressor` takes.  ``series_id`` cannot
+        be True: the model is global without the id, so it forecasts series it was not
+        planned on.
+
+    Attributes
+    ----------
+    local_ : Forecaster
+        The in-process forecaster of the plan with the cluster's model: what each
+        partition forecasts with, and what :meth:`to_local` returns (its default history
+        is the plan's sample: give ``y_hist`` for the other series).
+    model_ : DaskDistributionalRegressor
+        The global model.
+    plan_ids_ : list
+        The series the plan was chosen on.
+    strategy_, family_, lags_, rolling_, scale_, season_length_
+        As :class:`~distboost.forecasting.Forecaster`'s.
+
+    Examples
+    --------
+    >>> from distributed import Client, LocalCluster                    # doctest: +SKIP
+    >>> import dask.dataframe as dd                                      # doctest: +SKIP
+    >>> client = Client(LocalCluster(n_workers=2))                       # doctest: +SKIP
+    >>> panel = dd.read_parquet("sales/")   # id, time, y               # doctest: +SKIP
+    >>> fc = DaskForecaster(horizon=28).fit(panel)                       # doctest: +SKIP
+    >>> fc.predict_quantiles([0.1, 0.5, 0.9]).compute()                 # doctest: +SKIP
+    """
+
+    def __init__(self, horizon: int = 1, *, client=None, plan_series: int = PLAN_SERIES,
+                 shuffle: bool = True, **options):
+        self.horizon = horizon
+        self.client = client
+        self.plan_series = plan_series
+        self.shuffle = shuffle
+        self.options = dict(options)
+
+    def _get_client(self):
+        if self.client is not None:
+            return self.client
+        from distributed import default_client
+
+        try:
+            return default_client()
+        except ValueError:
+            raise ValueError("DaskForecaster needs a Dask client: start one "
+                             "(distributed.Client(...)) or pass client=.") from None
+
+    def _regressor_options(self, fc: Forecaster) -> dict:
+        opts = regressor_kwargs(fc.regressor_options)
+        if opts.get("backend", "xgboost") != "xgboost":
+            raise ValueError(f"DaskForecaster trains with XGBoost's distributed engine; "
+                             f"backend={opts['backend']!r} is in-process only.")
+        opts.pop("backend", None)
+        known = set(DaskDistributionalRegressor().get_params())
+        unknown = sorted(set(opts) - known)
+        if unknown:
+            raise ValueError(f"DaskForecaster got option(s) {unknown} that neither the "
+                             "Forecaster nor DaskDistributionalRegressor takes.")
+        return opts
+
+    def _whole_series(self, y, id_col: str, what: str):
+        """``y`` with every series in one partition (shuffled by id when needed and
+        ``shuffle``); the ids of each partition are computed, nothing else."""
+        ids = y[id_col].map_partitions(lambda s: pd.Series(pd.unique(s)),
+                                       meta=(id_col, y[id_col].dtype)).compute()
+        part_of = ids.groupby(ids, sort=False).size()
+        split = part_of[part_of > 1]
+        if len(split):
+            if not self.shuffle:
+                raise ValueError(
+                    f"{what}: {len(split)} series cross partitions (first {split.index[0]!r}, "
+                    f"in {int(split.iloc[0])} partitions) and shuffle=False: put each series "
+                    f"in one partition (e.g. set_index or shuffle on {id_col!r}), or let "
+                    "DaskForecaster shuffle (shuffle=True).")
+            y = y.shuffle(on=id_col)
+        return y, np.sort(pd.unique(ids.to_numpy()))
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, y, X=None) -> DaskForecaster:
+        """Plan on a sample of series, build the training rows on the workers, train the
+        global model on the cluster.
+
+        Parameters
+        ----------
+        y : dask DataFrame
+            Long format: ``id_col``, ``time_col`` and ``target_col`` (the Forecaster's
+            names, default "id", "time", "y").
+        X : None
+            Covariates are not taken on Dask yet (a clear error).
+
+        Returns
+        -------
+        self
+        """
+        import dask.dataframe as dd
+
+        if X is not None:
+            raise ValueError("DaskForecaster takes no covariates (X) yet: fit the in-process "
+                             "Forecaster with X, or forecast from the target alone.")
+        if self.options.get("series_id") is True:
+            raise ValueError("DaskForecaster fits a global model without the series id "
+                             "(it forecasts series the plan did not see): series_id=True is "
+                             "in-process only.")
+        if not isinstance(y, dd.DataFrame):
+            raise TypeError(f"DaskForecaster.fit takes a dask DataFrame in long format; got "
+                            f"{type(y).__name__} (in-process data: use Forecaster).")
+        client = self._get_client()
+        base = Forecaster(horizon=self.horizon, **{**self.options, "series_id": False})
+        reg_opts = self._regressor_options(base)
+        cols = [base.id_col, base.time_col, base.target_col]
+        missing = [c for c in cols if c not in y.columns]
+        if missing:
+            raise ValueError(f"y lacks the column(s) {missing} (its columns: "
+                             f"{list(y.columns)}); name them with id_col, time_col and "
+                             "target_col.")
+        with client.as_current():
+            y, ids = self._whole_series(y[cols], base.id_col, "y")
+            rng = np.random.default_rng(int_seed(base.random_state))
+            chosen = (ids if len(ids) <= self.plan_series
+                      else np.sort(rng.choice(ids, self.plan_series, replace=False)))
+            sample = y[y[base.id_col].isin(list(chosen))].compute()
+            planned = base.fit(sample)
+            share = reg_opts.get("validation_fraction", 0.1)
+            meta = _design_part(sample, planned, share, None).iloc[:0]
+            design = y.map_partitions(_design_part, planned, share, meta, meta=meta)
+            spec = planned.spec_
+            if spec.scale in SHIFTED:  # the clip of the draws: every series' range
+                lo, hi = client.compute([design[_TARGET].min(), design[_TARGET].max()],
+                                        sync=True)
+                spec = dataclasses.replace(spec, target_range=(float(lo), float(hi)))
+            features = list(planned.feature_names_)
+            train, valid = design[~design[_VALID]], design[design[_VALID]]
+            model = DaskDistributionalRegressor(
+                family=planned.family_, random_state=base.random_state, client=client,
+                **reg_opts)
+            model.fit(train[features], train[_TARGET],
+                      eval_set=[(valid[features], valid[_TARGET])])
+        local = copy.copy(planned)
+        local.__dict__.update(model_=model.to_local(), spec_=spec, ids_=list(ids))
+        self.local_, self.model_, self.plan_ids_ = local, model, list(chosen)
+        for name in ("strategy_", "family_", "lags_", "rolling_", "scale_",
+                     "season_length_"):
+            setattr(self, name, getattr(local, name))
+        self._data = y
+        return self
+
+    # ------------------------------------------------------------------ forecasts
+    def _check_fitted(self):
+        if not hasattr(self, "local_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError("This DaskForecaster is not fitted yet: call fit first.")
+
+    def _history(self, y_hist):
+        if y_hist is None:
+            return self._data
+        cols = [self.local_.id_col, self.local_.time_col, self.local_.target_col]
+        return self._whole_series(y_hist[cols], self.local_.id_col, "y_hist")[0]
+
+    def _first_series(self, y) -> pd.DataFrame:
+        """One whole series of ``y`` (the output's columns and dtypes)."""
+        key = y.head(1, npartitions=-1)[self.local_.id_col].iloc[0]
+        return y[y[self.local_.id_col] == key].compute()
+
+    def predict_quantiles(self, levels, y_hist=None):
+        """Quantiles of every series and step, partition by partition.
+
+        Parameters
+        ----------
+        levels : sequence of float in (0, 1)
+        y_hist : dask DataFrame, optional
+            Histories to forecast from, in ``fit``'s long format (default: the training
+            panel).
+
+        Returns
+        -------
+        dask DataFrame
+            The long frame of :meth:`Forecaster.predict_quantiles`: ``id_col``,
+            ``time_col``, ``"q<level>"`` per level.
+        """
+        self._check_fitted()
+        y = self._history(y_hist)
+        client = self._get_client()
+        with client.as_current():
+            first = self._first_series(y)
+            meta = self.local_.predict_quantiles(levels, y_hist=first).iloc[:0]
+            fc = dask.delayed(self.local_, pure=False)  # one task, sent where needed
+            return y.map_partitions(_quantiles_part, fc, levels, meta, meta=meta)
+
+    def sample_paths(self, n_paths: int, y_hist=None, random_state=0):
+        """Joint sample paths of the ``horizon`` steps, partition by partition.
+
+        Returns
+        -------
+        dask DataFrame
+            Long: ``id_col``, ``time_col``, ``path`` (0 .. n_paths - 1) and ``value``.  A
+            partition's paths are seeded by ``random_state`` and its first series' id: the
+            same data in the same partitions give the same paths.
+        """
+        self._check_fitted()
+        y = self._history(y_hist)
+        client = self._get_client()
+        seed = int_seed(random_state)
+        with client.as_current():
+            first = self._first_series(y)
+            meta = _paths_part(first, self.local_, 1, seed, None).iloc[:0]
+            fc = dask.delayed(self.local_, pure=False)  # one task, sent where needed
+            return y.map_partitions(_paths_part, fc, n_paths, seed, meta, meta=meta)
+
+    def to_local(self) -> Forecaster:
+        """The in-process :class:`~distboost.forecasting.Forecaster` with the cluster's
+        model: forecasts from any history given as ``y_hist``."""
+        self._check_fitted()
+        return copy.copy(self.local_)
