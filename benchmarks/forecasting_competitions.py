@@ -12,7 +12,11 @@ published scores), each trained on its training file and scored on its official 
   department's mean price, the events and SNAP days;
 * ``tourism`` - Tourism monthly (366 series, 24 months) and ``m3`` - M3 monthly (1,428
   series, 18 months): MASE (season 12), MSIS at 95 % (M4's scaled interval score) and the
-  coverage of the central 90 % interval.
+  coverage of the central 90 % interval;
+* ``tourism_quarterly`` and ``m3_quarterly``: another frequency, on which no default was
+  chosen: the same two panels summed over three months (blocks aligned at each series'
+  forecast origin, dated as consecutive quarters; 8 and 6 quarters ahead), scored as
+  above with season 4.  No published scores: the peers run beside.
 
 Methods, each in a child process of its own (its peak memory measured there):
 
@@ -76,6 +80,13 @@ PANELS = {
                 "covariates": []},
     "m3": {"folder": "m3_monthly", "horizon": 18, "season": 12, "freq": "MS",
            "covariates": []},
+    # Another frequency, for defaults not found on the panels above: the monthly panels
+    # summed over three months (blocks aligned at each series' forecast origin, dated as
+    # consecutive quarters), scored as the monthly ones with season 4.
+    "tourism_quarterly": {"folder": "tourism_monthly", "horizon": 8, "season": 4,
+                          "freq": "QS", "covariates": [], "aggregate": 3},
+    "m3_quarterly": {"folder": "m3_monthly", "horizon": 6, "season": 4, "freq": "QS",
+                     "covariates": [], "aggregate": 3},
 }
 #: The environment variable that hands ``--options`` to the distboost child.
 OPTIONS_ENV = "DISTBOOST_COMPETITION_OPTIONS"
@@ -96,7 +107,33 @@ def load(panel: str):
         columns=rename).sort_values(["id", "time"]).reset_index(drop=True)
     train["id"] = train["id"].astype(str)
     test["id"] = test["id"].astype(str)
+    if spec.get("aggregate"):
+        return aggregate(train, test, spec["aggregate"])
     return train, test
+
+
+def aggregate(train, test, k: int):
+    """Each series summed over blocks of ``k`` consecutive values, the blocks aligned at its
+    forecast origin (the oldest incomplete block dropped), dated as consecutive quarters
+    ending in the quarter of the last training value (nominal dates, as M3's are)."""
+    origin = train.groupby("id", sort=True)["time"].max().dt.to_period("Q")
+    out = []
+    for frame, back in ((train, True), (test, False)):
+        g = frame.groupby("id", sort=True)
+        pos = g.cumcount(ascending=not back).to_numpy()  # from the origin, either way
+        block = pos // k
+        size = g["y"].transform("size").to_numpy()
+        keep = block < size // k if back else np.ones(len(frame), dtype=bool)
+        parts = pd.DataFrame({"id": frame["id"].to_numpy()[keep], "block": block[keep],
+                              "y": frame["y"].to_numpy()[keep]})
+        summed = parts.groupby(["id", "block"], sort=True)["y"].agg(["sum", "size"])
+        summed = summed[summed["size"] == k].reset_index()
+        step = -summed["block"] if back else summed["block"] + 1
+        quarter = origin.loc[summed["id"]].to_numpy() + step.to_numpy()
+        out.append(pd.DataFrame({"id": summed["id"], "y": summed["sum"],
+                                 "time": pd.PeriodIndex(quarter, freq="Q").to_timestamp()})
+                   .sort_values(["id", "time"]).reset_index(drop=True)[["id", "time", "y"]])
+    return out[0], out[1]
 
 
 # ---------------------------------------------------------------------- methods
