@@ -21,7 +21,7 @@ LEVELS = [0.1, 0.5, 0.9]
 # defaults (tests/forecasting test those).
 OPTIONS = dict(horizon=H, strategy="direct", family="normal", lags=[1, 2, 3, 7],
                rolling=[7], calibrate=False, random_state=0, learning_rate=0.3,
-               n_estimators=60)
+               n_estimators=30)
 
 
 def panel(n_series=12, length=150 + H, seed=0):
@@ -73,8 +73,8 @@ def test_quantiles_come_back_long_and_as_good_as_in_process(fitted):
     ql = local.predict_quantiles(LEVELS)
     # The model of the same rows up to the distributed sketch and the row order: not the same
     # trees (single medians differ by up to a tenth of a series' level), as good a model.
-    # Scaled pinball loss on the held-out week: 0.0291 against 0.0290 in-process (data seeds
-    # 1, 2: 0.0272 / 0.0268, 0.0313 / 0.0316); the true law's is 0.025.
+    # Scaled pinball loss on the held-out week: 0.0290 against 0.0292 in-process (data seeds
+    # 1, 2: 0.0266 / 0.0266, 0.0328 / 0.0326); the true law's is 0.025.
     assert pinball(q, test) < 1.1 * pinball(ql, test)
     assert pinball(q, test) < 0.035
     # to_local: the in-process forecaster with the cluster's model, from any history.

@@ -443,7 +443,7 @@ def test_per_parameter_stopping_grows_the_location_alone_with_the_scale_held(cli
 
     (X, y), (Xv, yv), (Xt, yt) = rows(1500), rows(750), rows(3000)
     Xd, yd, Xvd, yvd = to_dask(X, y, Xv, yv)
-    kw = dict(n_estimators=1000, learning_rate=0.2, random_state=0, client=client)
+    kw = dict(n_estimators=1000, learning_rate=0.4, random_state=0, client=client)
     on = DaskDistributionalRegressor(**kw).fit(Xd, yd, eval_set=[(Xvd, yvd)]).to_local()
     off = DaskDistributionalRegressor(per_parameter_stopping=False, **kw).fit(
         Xd, yd, eval_set=[(Xvd, yvd)]).to_local()
@@ -452,9 +452,10 @@ def test_per_parameter_stopping_grows_the_location_alone_with_the_scale_held(cli
     # The trees' scale scores (before the dispersion shift, chosen again at the kept round).
     np.testing.assert_allclose(on.ensemble_.predict_raw(Xt)[:, 1],
                                off.ensemble_.predict_raw(Xt)[:, 1], atol=1e-6)
-    # The location's further rounds pay on new rows (0.022 nats here, 0.058 with data seed
-    # 12), and the model is the in-process one with XGBoost's trees (the same rounds here).
-    assert on.score(Xt, yt) > off.score(Xt, yt) + 0.01
-    local = db.DistributionalRegressor(backend="xgboost", n_estimators=1000, learning_rate=0.2,
+    # The location's further rounds pay on new rows (0.067 nats here: 198 location rounds
+    # against the joint 31), and the model is the in-process one with XGBoost's trees (the
+    # same rounds here).
+    assert on.score(Xt, yt) > off.score(Xt, yt) + 0.02
+    local = db.DistributionalRegressor(backend="xgboost", n_estimators=1000, learning_rate=0.4,
                                        random_state=0).fit(X, y, eval_set=[(Xv, yv)])
     assert abs(on.score(Xt, yt) - local.score(Xt, yt)) < 0.005
