@@ -35,6 +35,7 @@ from .plan import (
     NESTED,
     ForecastPlan,
     check_history,
+    check_lengths,
     check_panel_family,
     check_settings,
     family_candidates,
@@ -434,13 +435,7 @@ class Forecaster:
                                  + ("dates." if self.datetime_ else "integer times."))
         codes = self._series_codes(panel)
         M, H = self.spec_.memory, self.spec_.horizon
-        short = np.flatnonzero(panel.lengths < M)
-        if short.size:
-            s = int(short[0])
-            raise ValueError(
-                f"y_hist: {short.size} of {panel.n_series} series have fewer than {M} values "
-                f"({panel.label(s)} has {int(panel.lengths[s])}); the model's largest lag or "
-                f"rolling window is {M}.")
+        check_lengths(panel, M, "y_hist", f"the model's largest lag or rolling window is {M}.")
         ends = panel.offsets[1:]
         hist = last_values(panel.values, panel.offsets[:-1], ends, self.spec_.context)
         times = future_times(panel.times[ends - 1], self.freq_, H)

@@ -34,7 +34,7 @@ from .features import CALENDAR, auto_calendar
 from .scaling import MIN_SPREAD, SCALES, flat_series, on_real_line, scaling_kind
 
 __all__ = ["ForecastPlan", "check_settings", "make_plan", "warn_flat", "STRATEGIES", "NESTED",
-           "check_history", "tail_rows",
+           "check_history", "check_lengths", "tail_rows",
            "regressor_kwargs", "family_candidates", "check_panel_family", "AUTO_MIN_DF"]
 
 STRATEGIES = ("auto", "recursive", "direct")
@@ -230,19 +230,25 @@ def make_plan(fc, panel: Panel) -> ForecastPlan:
                         series_id=ids, family=family)
 
 
-def check_history(panel: Panel, plan: ForecastPlan) -> None:
-    """ValueError naming the first series too short for one training row under ``plan``
-    (its largest lag or rolling window, plus the value to forecast)."""
-    need = plan.memory + 1
+def check_lengths(panel: Panel, need: int, what: str, why: str) -> None:
+    """ValueError naming the first series of ``panel`` (called ``what``) with fewer than
+    ``need`` values, and how many are short; ``why`` ends the message."""
     short = np.flatnonzero(panel.lengths < need)
     if short.size:
         s = int(short[0])
         raise ValueError(
-            f"y: {short.size} of {panel.n_series} series have fewer than {need} values "
-            f"({panel.label(s)} has {int(panel.lengths[s])}); the largest lag or rolling "
-            f"window is {plan.memory} (lags {list(plan.lags)}, rolling "
-            f"{list(plan.windows)}), so a series needs at least {need} values to give one "
-            "training row.")
+            f"{what}: {short.size} of {panel.n_series} series have fewer than {need} values "
+            f"({panel.label(s)} has {int(panel.lengths[s])}); {why}")
+
+
+def check_history(panel: Panel, plan: ForecastPlan) -> None:
+    """ValueError naming the first series too short for one training row under ``plan``
+    (its largest lag or rolling window, plus the value to forecast)."""
+    need = plan.memory + 1
+    check_lengths(panel, need, "y", (
+        f"the largest lag or rolling window is {plan.memory} (lags {list(plan.lags)}, "
+        f"rolling {list(plan.windows)}), so a series needs at least {need} values to give "
+        "one training row."))
 
 
 def tail_rows(panel: Panel, rows: np.ndarray, share: float) -> np.ndarray:
