@@ -44,15 +44,35 @@ __all__ = ["DaskForecaster", "PLAN_SERIES"]
 #: Most series the plan is chosen on (a seeded sample of whole series, in-process).
 PLAN_SERIES = 200
 _TARGET, _VALID = "__distboost_target", "__distboost_valid"
+#: A column of X (and of y joined with it) that is missing where y has no row of X; a
+#: column marking the future rows (covariates, no target) of a forecast's partitions.
+_HAS_X, _FUTURE = "__distboost_has_x", "__distboost_future"
+
+
+def _check_covariates(part: pd.DataFrame, fc: Forecaster) -> None:
+    """ValueError naming the first (series, time) of y without a row of X."""
+    if _HAS_X not in part.columns:
+        return
+    lost = part[_HAS_X].isna().to_numpy()
+    if lost.any():
+        first = part.loc[lost].iloc[0]
+        raise ValueError(
+            f"X lacks {int(lost.sum())} of the {len(part)} rows of y in a partition (first: "
+            f"series {first[fc.id_col]!r}, time {first[fc.time_col]}); give one row of X per "
+            "series and time of y.")
 
 
 def _design_part(part: pd.DataFrame, fc: Forecaster, share: float, meta: pd.DataFrame):
     """The training rows of one partition's series (features, target, validation flag)."""
     if not len(part):
         return meta
+    _check_covariates(part, fc)
     panel = fc._panel(part, "y", freq=fc.freq_)
     check_history(panel, fc.plan_)
-    X, target, rows = fc._rows(fc.spec_, panel, None)
+    exog = None
+    if fc.spec_.exog:
+        exog = fc._exog(panel, part[[fc.id_col, fc.time_col, *fc.spec_.exog]], "X")
+    X, target, rows = fc._rows(fc.spec_, panel, exog)
     # Series after series (then time, then step): the rows of the whole collection are in
     # the same order however its series are cut into partitions, and so is the model.
     order = np.argsort(rows, kind="stable")
@@ -62,21 +82,35 @@ def _design_part(part: pd.DataFrame, fc: Forecaster, share: float, meta: pd.Data
     return out
 
 
-def _quantiles_part(part: pd.DataFrame, fc: Forecaster, levels, meta: pd.DataFrame):
+def _split(part: pd.DataFrame, fc: Forecaster, dtypes):
+    """A partition of histories and future covariates (``_FUTURE`` marks the latter) as
+    ``(y_hist, X_future)``; X_future None without covariates."""
+    if dtypes is None:
+        return part, None
+    future = part[_FUTURE].to_numpy(dtype=bool)
+    cols = [fc.id_col, fc.time_col]
+    x = part.loc[future, [*cols, *dtypes]].astype(dtypes)
+    return part.loc[~future, [*cols, fc.target_col]], x
+
+
+def _quantiles_part(part: pd.DataFrame, fc: Forecaster, levels, dtypes, meta: pd.DataFrame):
     if not len(part):
         return meta
-    return fc.predict_quantiles(levels, y_hist=part)
+    y_hist, X_future = _split(part, fc, dtypes)
+    return fc.predict_quantiles(levels, y_hist=y_hist, X_future=X_future)
 
 
-def _paths_part(part: pd.DataFrame, fc: Forecaster, n_paths: int, seed: int,
+def _paths_part(part: pd.DataFrame, fc: Forecaster, n_paths: int, seed: int, dtypes,
                 meta: pd.DataFrame):
     """One partition's paths as a long frame (id, time, path, value); the seed is the
     partition's (``seed`` and its first series' id)."""
     if not len(part):
         return meta
-    _, panel, index = fc._contexts(part, None)
+    y_hist, X_future = _split(part, fc, dtypes)
+    _, panel, index = fc._contexts(y_hist, X_future)
     own = (seed + zlib.crc32(str(panel.ids[0]).encode())) % (2**31 - 1)
-    draws = fc.sample_paths(n_paths, y_hist=part, random_state=own)  # (P, S, H)
+    draws = fc.sample_paths(n_paths, y_hist=y_hist, X_future=X_future,
+                            random_state=own)  # (P, S, H)
     keys = index.to_frame(index=False)
     out = pd.concat([keys] * n_paths, ignore_index=True)
     out["path"] = np.repeat(np.arange(n_paths), len(keys))
@@ -188,8 +222,10 @@ class DaskForecaster:
         y : dask DataFrame
             Long format: ``id_col``, ``time_col`` and ``target_col`` (the Forecaster's
             names, default "id", "time", "y").
-        X : None
-            Covariates are not taken on Dask yet (a clear error).
+        X : dask DataFrame, optional
+            Known-future covariates in long format: ``id_col``, ``time_col`` and the
+            features, one row per row of ``y`` (joined on the two columns on the cluster);
+            the forecasts then need ``X_future``.
 
         Returns
         -------
@@ -197,9 +233,6 @@ class DaskForecaster:
         """
         import dask.dataframe as dd
 
-        if X is not None:
-            raise ValueError("DaskForecaster takes no covariates (X) yet: fit the in-process "
-                             "Forecaster with X, or forecast from the target alone.")
         if self.options.get("series_id") is True:
             raise ValueError("DaskForecaster fits a global model without the series id "
                              "(it forecasts series the plan did not see): series_id=True is "
@@ -216,13 +249,20 @@ class DaskForecaster:
             raise ValueError(f"y lacks the column(s) {missing} (its columns: "
                              f"{list(y.columns)}); name them with id_col, time_col and "
                              "target_col.")
+        covariates = self._covariates(X, base, y)
         with client.as_current():
-            y, ids = self._whole_series(y[cols], base.id_col, "y")
+            y = y[cols]
+            if covariates:
+                y = y.merge(X[[*cols[:2], *covariates]].assign(**{_HAS_X: True}),
+                            on=cols[:2], how="left")
+            y, ids = self._whole_series(y, base.id_col, "y")
             rng = np.random.default_rng(int_seed(base.random_state))
             chosen = (ids if len(ids) <= self.plan_series
                       else np.sort(rng.choice(ids, self.plan_series, replace=False)))
             sample = y[y[base.id_col].isin(list(chosen))].compute()
-            planned = base.fit(sample)
+            _check_covariates(sample, base)
+            planned = base.fit(sample[cols], X=sample[[*cols[:2], *covariates]]
+                               if covariates else None)
             share = reg_opts.get("validation_fraction", 0.1)
             meta = _design_part(sample, planned, share, None).iloc[:0]
             design = y.map_partitions(_design_part, planned, share, meta, meta=meta)
@@ -244,8 +284,31 @@ class DaskForecaster:
         for name in ("strategy_", "family_", "lags_", "rolling_", "scale_",
                      "season_length_"):
             setattr(self, name, getattr(local, name))
-        self._data = y
+        self._data = y[cols]
+        self._x_dtypes = None if not covariates else {
+            c: X[c].dtype for c in covariates}
         return self
+
+    def _covariates(self, X, base: Forecaster, y) -> list:
+        """The feature columns of ``X`` (a dask DataFrame with the id and time columns)."""
+        import dask.dataframe as dd
+
+        if X is None:
+            return []
+        if not isinstance(X, dd.DataFrame):
+            raise TypeError(f"X must be a dask DataFrame in long format like y; got "
+                            f"{type(X).__name__}.")
+        keys = [base.id_col, base.time_col]
+        missing = [c for c in keys if c not in X.columns]
+        if missing:
+            raise ValueError(f"X lacks the column(s) {missing} that join it to y (its "
+                             f"columns: {list(X.columns)}).")
+        covariates = [c for c in X.columns if c not in keys]
+        clash = [c for c in covariates if c == base.target_col]
+        if clash or not covariates:
+            raise ValueError(f"X must hold features beside {keys}, not the target "
+                             f"{base.target_col!r}; it has {list(X.columns)}.")
+        return covariates
 
     # ------------------------------------------------------------------ forecasts
     def _check_fitted(self):
@@ -254,18 +317,45 @@ class DaskForecaster:
 
             raise NotFittedError("This DaskForecaster is not fitted yet: call fit first.")
 
-    def _history(self, y_hist):
-        if y_hist is None:
-            return self._data
-        cols = [self.local_.id_col, self.local_.time_col, self.local_.target_col]
-        return self._whole_series(y_hist[cols], self.local_.id_col, "y_hist")[0]
+    def _history(self, y_hist, X_future):
+        """The histories to forecast from, with the future covariates in the same
+        partitions (rows marked ``_FUTURE``) when the model has covariates."""
+        fc = self.local_
+        cols = [fc.id_col, fc.time_col, fc.target_col]
+        y = self._data if y_hist is None else y_hist[cols]
+        if self._x_dtypes is None:
+            if X_future is not None:
+                raise ValueError("X_future was given but the model was fitted without X.")
+            return self._whole_series(y, fc.id_col, "y_hist")[0] if y_hist is not None else y
+        if X_future is None:
+            raise ValueError(f"The model was fitted with the covariates "
+                             f"{list(self._x_dtypes)}: give X_future (a dask DataFrame) with "
+                             f"their values at the {fc.spec_.horizon} future steps of every "
+                             "series.")
+        missing = [c for c in [*cols[:2], *self._x_dtypes] if c not in X_future.columns]
+        if missing:
+            raise ValueError(f"X_future lacks the column(s) {missing} (its columns: "
+                             f"{list(X_future.columns)}).")
+        future = X_future[[*cols[:2], *self._x_dtypes]].assign(**{_FUTURE: True})
+        import dask.dataframe as dd
+
+        both = dd.concat([y.assign(**{_FUTURE: False}), future])
+        return self._whole_series(both, fc.id_col, "y_hist and X_future")[0]
 
     def _first_series(self, y) -> pd.DataFrame:
         """One whole series of ``y`` (the output's columns and dtypes)."""
         key = y.head(1, npartitions=-1)[self.local_.id_col].iloc[0]
         return y[y[self.local_.id_col] == key].compute()
 
-    def predict_quantiles(self, levels, y_hist=None):
+    def _map(self, y, function, *args):
+        """``function(part, local_, *args, x_dtypes, meta)`` over the partitions of ``y``,
+        its meta from one series computed on the client."""
+        meta = function(self._first_series(y), self.local_, *args, self._x_dtypes,
+                        None).iloc[:0]
+        fc = dask.delayed(self.local_, pure=False)  # one task, sent where needed
+        return y.map_partitions(function, fc, *args, self._x_dtypes, meta, meta=meta)
+
+    def predict_quantiles(self, levels, y_hist=None, X_future=None):
         """Quantiles of every series and step, partition by partition.
 
         Parameters
@@ -274,6 +364,9 @@ class DaskForecaster:
         y_hist : dask DataFrame, optional
             Histories to forecast from, in ``fit``'s long format (default: the training
             panel).
+        X_future : dask DataFrame, optional
+            The covariates at the ``horizon`` future steps of every series, long like ``X``
+            of ``fit`` (needed when fitted with ``X``).
 
         Returns
         -------
@@ -282,15 +375,10 @@ class DaskForecaster:
             ``time_col``, ``"q<level>"`` per level.
         """
         self._check_fitted()
-        y = self._history(y_hist)
-        client = self._get_client()
-        with client.as_current():
-            first = self._first_series(y)
-            meta = self.local_.predict_quantiles(levels, y_hist=first).iloc[:0]
-            fc = dask.delayed(self.local_, pure=False)  # one task, sent where needed
-            return y.map_partitions(_quantiles_part, fc, levels, meta, meta=meta)
+        with self._get_client().as_current():
+            return self._map(self._history(y_hist, X_future), _quantiles_part, levels)
 
-    def sample_paths(self, n_paths: int, y_hist=None, random_state=0):
+    def sample_paths(self, n_paths: int, y_hist=None, X_future=None, random_state=0):
         """Joint sample paths of the ``horizon`` steps, partition by partition.
 
         Returns
@@ -301,14 +389,9 @@ class DaskForecaster:
             same data in the same partitions give the same paths.
         """
         self._check_fitted()
-        y = self._history(y_hist)
-        client = self._get_client()
-        seed = int_seed(random_state)
-        with client.as_current():
-            first = self._first_series(y)
-            meta = _paths_part(first, self.local_, 1, seed, None).iloc[:0]
-            fc = dask.delayed(self.local_, pure=False)  # one task, sent where needed
-            return y.map_partitions(_paths_part, fc, n_paths, seed, meta, meta=meta)
+        with self._get_client().as_current():
+            return self._map(self._history(y_hist, X_future), _paths_part, n_paths,
+                             int_seed(random_state))
 
     def to_local(self) -> Forecaster:
         """The in-process :class:`~distboost.forecasting.Forecaster` with the cluster's

@@ -118,7 +118,7 @@ def test_a_series_across_partitions_is_shuffled_or_refused(client):
 @pytest.mark.parametrize("case, error, match", [
     ("pandas", TypeError, "takes a dask DataFrame"),
     ("columns", ValueError, r"y lacks the column\(s\) \['y'\]"),
-    ("X", ValueError, "takes no covariates"),
+    ("X", TypeError, "X must be a dask DataFrame"),
     ("series_id", ValueError, "series_id=True is in-process only"),
     ("backend", ValueError, "backend='lightgbm' is in-process only"),
     ("unknown", ValueError, r"option\(s\) \['colour'\]"),
@@ -132,7 +132,7 @@ def test_bad_input_is_a_clear_error(client, case, error, match):
     elif case == "columns":
         y = y.rename(columns={"y": "value"})
     elif case == "X":
-        kwargs["X"] = y
+        kwargs["X"] = train[["id", "time"]].assign(promo=0)
     elif case == "series_id":
         options["series_id"] = True
     elif case == "backend":
@@ -141,6 +141,50 @@ def test_bad_input_is_a_clear_error(client, case, error, match):
         options["colour"] = "red"
     with pytest.raises(error, match=match):
         DaskForecaster(client=client, **options).fit(y, **kwargs)
+
+
+def promo_panel(n_series=8, length=120 + H, seed=5):
+    """Series whose level rises by half on promotion days (a known-future covariate)."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(length)
+    frames = []
+    for i in range(n_series):
+        promo = (rng.random(length) < 0.2).astype(np.int64)
+        level = 10 ** rng.uniform(1, 2.5)
+        y = level * (1 + 0.5 * promo + 0.05 * rng.normal(size=length))
+        frames.append(pd.DataFrame({"id": f"p{i}", "time": t, "y": y, "promo": promo}))
+    full = pd.concat(frames, ignore_index=True)
+    return full[full["time"] < length - H], full[full["time"] >= length - H]
+
+
+def test_known_future_covariates_join_on_the_cluster_and_move_the_forecast(client):
+    train, future = promo_panel()
+    y = by_series(train[["id", "time", "y"]], 2)
+    X = dd.from_pandas(train[["id", "time", "promo"]], npartitions=3, sort=False)
+    options = {**OPTIONS, "rolling": [], "strategy": "recursive"}  # no backtest to plan
+    fc = DaskForecaster(client=client, **options).fit(y, X=X)
+    assert fc.local_.spec_.exog == ("promo",)
+    X_future = dd.from_pandas(future[["id", "time", "promo"]], npartitions=2, sort=False)
+    q = fc.predict_quantiles(LEVELS, X_future=X_future).compute()
+    m = q.merge(future, on=["id", "time"])
+    ratio = (m["q0.5"] / m["id"].map(train.groupby("id")["y"].median())).groupby(
+        m["promo"]).mean()
+    assert ratio[1] > 1.3 * ratio[0]  # the promotion's half is in the forecast (1.48 / 0.99)
+    local = Forecaster(backend="xgboost", series_id=False, **options).fit(
+        train[["id", "time", "y"]], X=train[["id", "time", "promo"]])
+    ql = local.predict_quantiles(LEVELS, X_future=future[["id", "time", "promo"]])
+    assert pinball(q, future) < 1.15 * pinball(ql, future)  # 0.0144 against 0.0143
+    paths = fc.sample_paths(50, X_future=X_future).compute()
+    assert len(paths) == 50 * 8 * H
+    with pytest.raises(ValueError, match="give X_future"):
+        fc.predict_quantiles(LEVELS)
+    short = dd.from_pandas(future[future["time"] < future["time"].max()][
+        ["id", "time", "promo"]], npartitions=1)
+    with pytest.raises(ValueError, match="X_future lacks"):
+        fc.predict_quantiles(LEVELS, X_future=short).compute()
+    holes = dd.from_pandas(train[["id", "time", "promo"]].iloc[5:], npartitions=2)
+    with pytest.raises(ValueError, match=r"X lacks 5 of the .* rows of y .* series 'p0'"):
+        DaskForecaster(client=client, **options).fit(y, X=holes)
 
 
 def test_not_fitted_is_a_clear_error():
@@ -154,6 +198,6 @@ def test_the_errors_page_lists_the_dask_forecaster_cases():
     from pathlib import Path
 
     text = (Path(db.__file__).resolve().parents[1] / "docs" / "errors.md").read_text()
-    for phrase in ("series cross partitions", "DaskForecaster takes no covariates",
+    for phrase in ("series cross partitions", "X lacks", "give X_future",
                    "series_id=True is in-process only"):
         assert phrase in text
