@@ -171,6 +171,23 @@ class DaskForecaster:
         self.shuffle = shuffle
         self.options = dict(options)
 
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor's arguments, the Forecaster's options included."""
+        return {"horizon": self.horizon, "client": self.client,
+                "plan_series": self.plan_series, "shuffle": self.shuffle, **self.options}
+
+    def set_params(self, **params) -> DaskForecaster:
+        for key, value in params.items():
+            if key in ("horizon", "client", "plan_series", "shuffle"):
+                setattr(self, key, value)
+            else:
+                self.options[key] = value
+        return self
+
+    def __repr__(self) -> str:
+        shown = {k: v for k, v in self.get_params().items() if k != "client"}
+        return f"DaskForecaster({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
+
     def _get_client(self):
         if self.client is not None:
             return self.client

@@ -187,6 +187,14 @@ def test_known_future_covariates_join_on_the_cluster_and_move_the_forecast(clien
         DaskForecaster(client=client, **options).fit(y, X=holes)
 
 
+def test_params_round_trip_and_show_in_the_repr():
+    fc = DaskForecaster(horizon=3, lags=[1, 2], plan_series=50)
+    assert fc.get_params()["lags"] == [1, 2] and fc.get_params()["plan_series"] == 50
+    fc.set_params(horizon=5, family="gamma")
+    assert fc.horizon == 5 and fc.options["family"] == "gamma"
+    assert repr(fc).startswith("DaskForecaster(horizon=5, plan_series=50, shuffle=True, ")
+
+
 def test_not_fitted_is_a_clear_error():
     from sklearn.exceptions import NotFittedError
 
