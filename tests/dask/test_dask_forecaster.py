@@ -187,6 +187,20 @@ def test_known_future_covariates_join_on_the_cluster_and_move_the_forecast(clien
         DaskForecaster(client=client, **options).fit(y, X=holes)
 
 
+def test_series_of_another_frequency_than_the_plan_are_named(client):
+    """The plan's sample is hourly; a daily series in another partition fails on its worker
+    with the in-process message naming it."""
+    rng = np.random.default_rng(0)
+    frames = [pd.DataFrame({"id": name, "time": pd.date_range("2024-01-01", periods=60,
+                                                              freq=freq),
+                            "y": rng.normal(10, 1, 60)}) for name, freq in (("daily", "D"),
+                                                                            ("hourly", "h"))]
+    ddf = dd.concat([dd.from_pandas(f, npartitions=1) for f in frames])
+    options = {**OPTIONS, "strategy": "recursive", "rolling": [], "lags": [1, 2]}
+    with pytest.raises(ValueError, match="Irregular timestamps in series 'daily'"):
+        DaskForecaster(client=client, plan_series=1, **options).fit(ddf)
+
+
 def test_params_round_trip_and_show_in_the_repr():
     fc = DaskForecaster(horizon=3, lags=[1, 2], plan_series=50)
     assert fc.get_params()["lags"] == [1, 2] and fc.get_params()["plan_series"] == 50
