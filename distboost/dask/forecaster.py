@@ -35,7 +35,7 @@ import pandas as pd
 
 from .._validation import int_seed
 from ..forecasting import Forecaster
-from ..forecasting.plan import check_history, regressor_kwargs, tail_rows
+from ..forecasting.plan import check_history, regressor_kwargs, static_rows, tail_rows
 from ..forecasting.scaling import SHIFTED
 from .estimator import DaskDistributionalRegressor
 
@@ -62,8 +62,10 @@ def _check_covariates(part: pd.DataFrame, fc: Forecaster) -> None:
             "series and time of y.")
 
 
-def _design_part(part: pd.DataFrame, fc: Forecaster, share: float, meta: pd.DataFrame):
-    """The training rows of one partition's series (features, target, validation flag)."""
+def _design_part(part: pd.DataFrame, fc: Forecaster, share: float, static,
+                 meta: pd.DataFrame):
+    """The training rows of one partition's series (features, target, validation flag);
+    ``static``: the static features of every series (indexed by id), or None."""
     if not len(part):
         return meta
     _check_covariates(part, fc)
@@ -72,7 +74,10 @@ def _design_part(part: pd.DataFrame, fc: Forecaster, share: float, meta: pd.Data
     exog = None
     if fc.spec_.exog:
         exog = fc._exog(panel, part[[fc.id_col, fc.time_col, *fc.spec_.exog]], "X")
-    X, target, rows = fc._rows(fc.spec_, panel, exog)
+    spec = fc.spec_
+    if static is not None:  # the rows of this partition's series, by their local number
+        spec = dataclasses.replace(spec, static=static_rows(static, panel.ids))
+    X, target, rows = fc._rows(spec, panel, exog)
     # Series after series (then time, then step): the rows of the whole collection are in
     # the same order however its series are cut into partitions, and so is the model.
     order = np.argsort(rows, kind="stable")
@@ -230,7 +235,7 @@ class DaskForecaster:
         return y, np.sort(pd.unique(ids.to_numpy()))
 
     # ------------------------------------------------------------------ fit
-    def fit(self, y, X=None) -> DaskForecaster:
+    def fit(self, y, X=None, static: pd.DataFrame | None = None) -> DaskForecaster:
         """Plan on a sample of series, build the training rows on the workers, train the
         global model on the cluster.
 
@@ -243,6 +248,9 @@ class DaskForecaster:
             Known-future covariates in long format: ``id_col``, ``time_col`` and the
             features, one row per row of ``y`` (joined on the two columns on the cluster);
             the forecasts then need ``X_future``.
+        static : DataFrame, optional
+            Features of each series (in memory: one row per series), indexed by the series
+            ids; sent to the workers with the plan.
 
         Returns
         -------
@@ -278,12 +286,16 @@ class DaskForecaster:
                       else np.sort(rng.choice(ids, self.plan_series, replace=False)))
             sample = y[y[base.id_col].isin(list(chosen))].compute()
             _check_covariates(sample, base)
+            if static is not None:
+                static_rows(static, ids)  # every series has its row, before any fit
             planned = base.fit(sample[cols], X=sample[[*cols[:2], *covariates]]
-                               if covariates else None)
+                               if covariates else None, static=static)
             share = reg_opts.get("validation_fraction", 0.1)
-            meta = _design_part(sample, planned, share, None).iloc[:0]
-            design = y.map_partitions(_design_part, planned, share, meta, meta=meta)
+            meta = _design_part(sample, planned, share, static, None).iloc[:0]
+            design = y.map_partitions(_design_part, planned, share, static, meta, meta=meta)
             spec = planned.spec_
+            if static is not None:  # every series' row, numbered as ids_
+                spec = dataclasses.replace(spec, static=static_rows(static, ids))
             if spec.scale in SHIFTED:  # the clip of the draws: every series' range
                 lo, hi = client.compute([design[_TARGET].min(), design[_TARGET].max()],
                                         sync=True)

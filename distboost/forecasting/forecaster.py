@@ -41,6 +41,7 @@ from .plan import (
     family_candidates,
     make_plan,
     regressor_kwargs,
+    static_rows,
     tail_rows,
     warn_flat,
 )
@@ -304,13 +305,7 @@ class Forecaster:
         ``panel``)."""
         plan = make_plan(self, panel) if plan is None else plan
         horizon = plan.horizon
-        static_rows = None
-        if static is not None:
-            missing = [i for i in panel.ids if i not in static.index]
-            if missing:
-                raise ValueError(f"static lacks a row for {len(missing)} series (first "
-                                 f"{missing[0]!r}); index it by the series ids.")
-            static_rows = static.loc[panel.ids].reset_index(drop=True)
+        static_frame = static_rows(static, panel.ids)
         check_history(panel, plan)
         calibrate = self.calibrate if calibrate is None else calibrate
         result = None
@@ -337,7 +332,7 @@ class Forecaster:
                            strategy=strategy, horizon=horizon, difference=bool(self.difference),
                            ids=list(panel.ids) if plan.series_id else None,
                            exog=() if exog is None else tuple(exog.columns),
-                           static=static_rows, scale=plan.scale,
+                           static=static_frame, scale=plan.scale,
                            scale_window=plan.scale_window,
                            level=float(np.median(panel.values)) if unscaled else 0.0)
         X, target, rows = self._rows(spec, panel, exog)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from numbers import Integral
 
 import numpy as np
+import pandas as pd
 
 from ..estimators import is_auto
 from ..families import Censored, Family, StudentT, get
@@ -34,7 +35,7 @@ from .features import CALENDAR, auto_calendar
 from .scaling import MIN_SPREAD, SCALES, flat_series, on_real_line, scaling_kind
 
 __all__ = ["ForecastPlan", "check_settings", "make_plan", "warn_flat", "STRATEGIES", "NESTED",
-           "check_history", "check_lengths", "tail_rows",
+           "check_history", "check_lengths", "static_rows", "tail_rows",
            "regressor_kwargs", "family_candidates", "check_panel_family", "AUTO_MIN_DF"]
 
 STRATEGIES = ("auto", "recursive", "direct")
@@ -249,6 +250,18 @@ def check_history(panel: Panel, plan: ForecastPlan) -> None:
         f"the largest lag or rolling window is {plan.memory} (lags {list(plan.lags)}, "
         f"rolling {list(plan.windows)}), so a series needs at least {need} values to give "
         "one training row."))
+
+
+def static_rows(static: pd.DataFrame | None, ids) -> pd.DataFrame | None:
+    """The rows of ``static`` (indexed by series id) of the series ``ids``, in their order
+    (a ValueError naming a series without one); None without ``static``."""
+    if static is None:
+        return None
+    missing = [i for i in ids if i not in static.index]
+    if missing:
+        raise ValueError(f"static lacks a row for {len(missing)} series (first "
+                         f"{missing[0]!r}); index it by the series ids.")
+    return static.loc[list(ids)].reset_index(drop=True)
 
 
 def tail_rows(panel: Panel, rows: np.ndarray, share: float) -> np.ndarray:

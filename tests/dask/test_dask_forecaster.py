@@ -187,6 +187,34 @@ def test_known_future_covariates_join_on_the_cluster_and_move_the_forecast(clien
         DaskForecaster(client=client, **options).fit(y, X=holes)
 
 
+def test_static_features_of_every_series_reach_every_partition(client):
+    """Half the series are ten times as noisy as the others, and a static flag says which;
+    the plan sees 4 of the 8 series.  The lags cannot tell (each series is divided by its
+    window), so only the flag, read for each series in its own partition, widens the
+    noisy ones' intervals."""
+    rng = np.random.default_rng(7)
+    frames, noisy = [], {}
+    for i, flag in enumerate((0, 1, 1, 0, 1, 0, 0, 1)):  # not the same in both halves
+        noisy[f"w{i}"] = flag
+        sd = 0.3 if flag else 0.03
+        level = 10 ** rng.uniform(1, 2)
+        frames.append(pd.DataFrame({"id": f"w{i}", "time": np.arange(100),
+                                    "y": level * np.exp(sd * rng.normal(size=100))}))
+    train = pd.concat(frames, ignore_index=True)
+    static = pd.DataFrame({"noisy": pd.Series(noisy)})
+    options = {**OPTIONS, "strategy": "recursive", "rolling": [], "lags": [1, 2]}
+    fc = DaskForecaster(client=client, plan_series=4, **options).fit(
+        by_series(train, 2), static=static)
+    assert list(fc.local_.spec_.static["noisy"]) == [noisy[i] for i in fc.local_.ids_]
+    q = fc.predict_quantiles([0.1, 0.9]).compute()
+    width = (q["q0.9"] - q["q0.1"]) / q["id"].map(train.groupby("id")["y"].median())
+    by_flag = width.groupby(q["id"].map(noisy)).mean()
+    assert by_flag[1] > 4 * by_flag[0]  # about ten times, the ratio of the noises
+    with pytest.raises(ValueError, match="static lacks a row for 1 series"):
+        DaskForecaster(client=client, **options).fit(by_series(train, 2),
+                                                     static=static.iloc[1:])
+
+
 def test_series_of_another_frequency_than_the_plan_are_named(client):
     """The plan's sample is hourly; a daily series in another partition fails on its worker
     with the in-process message naming it."""

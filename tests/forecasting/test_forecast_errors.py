@@ -74,6 +74,10 @@ CASES = {
     "a training series shorter than the largest lag": (
         lambda: F(lags=[1, 48]).fit({"a": Y, "b": Y.iloc[:30]}), ValueError,
         r"y: 1 of 2 series have fewer than 49 values \(series 'b' has 30\)"),
+    "static without a row for a series": (
+        lambda: F().fit({"a": Y, "b": Y}, static=pd.DataFrame({"kind": [1]}, index=["a"])),
+        ValueError, r"static lacks a row for 1 series \(first 'b'\); index it by the series "
+        r"ids"),
     "X_future missing rows": (
         lambda: fitted("exog").predict_dist(X_future=pd.DataFrame(
             {"x": [1.0, 2.0]}, index=pd.date_range(T[-1], periods=3, freq="h")[1:])),
