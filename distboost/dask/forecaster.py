@@ -292,7 +292,10 @@ class DaskForecaster:
                                if covariates else None, static=static)
             share = reg_opts.get("validation_fraction", 0.1)
             meta = _design_part(sample, planned, share, static, None).iloc[:0]
-            design = y.map_partitions(_design_part, planned, share, static, meta, meta=meta)
+            # Computed once and held on the workers: the target's range, the training and
+            # the validation rows, and the regressor's passes over them all read it.
+            design = y.map_partitions(_design_part, planned, share, static, meta,
+                                      meta=meta).persist()
             spec = planned.spec_
             if static is not None:  # every series' row, numbered as ids_
                 spec = dataclasses.replace(spec, static=static_rows(static, ids))
