@@ -38,7 +38,13 @@ from .._validation import check_eval_set, check_target, int_seed
 from ..boosting.engine import MAX_HALVINGS
 from ..boosting.ensemble import FittedEnsemble
 from ..boosting.xgboost_backend import XGBoostModel, xgb_params
-from ..estimators import DistributionalRegressor, Option, OptionsMixin, is_auto
+from ..estimators import (
+    DistributionalRegressor,
+    Option,
+    OptionsMixin,
+    continued_outputs,
+    is_auto,
+)
 from ..objective import FamilyObjective
 from ._data import TrainingFrame, as_frame, place
 from ._reduce import global_curvature, holdout_split, refine_start, target_pass
@@ -296,14 +302,14 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
 
     def _frozen_outputs(self, objective) -> np.ndarray | None:
         """The outputs phase 2 of per-parameter stopping holds at the joint best round (the
-        dispersion), as a mask; None when it does not run (as in-process:
-        :meth:`~distboost.estimators.runs.RunsMixin._continued_outputs`)."""
-        column = objective.dispersion_column()
-        if not self.per_parameter_stopping or column is None:
+        dispersion), as a mask; None when it does not run (the in-process rule,
+        :func:`~distboost.estimators.runs.continued_outputs`)."""
+        kept = continued_outputs(objective) if self.per_parameter_stopping else None
+        if kept is None:
             return None
-        frozen = np.zeros(objective.n_outputs, dtype=bool)
-        frozen[np.atleast_1d(column)] = True
-        return None if frozen.all() else frozen
+        frozen = np.ones(objective.n_outputs, dtype=bool)
+        frozen[list(kept)] = False
+        return frozen
 
     def _step(self, family) -> str:
         if self.step != "auto":

@@ -32,10 +32,11 @@ from .explain import Explanation
 from .options import Option, OptionsMixin
 from .progress import task_bar
 from .regressor import DistributionalRegressor
+from .runs import continued_outputs
 from .varying import VaryingCoefficientRegressor
 
 __all__ = ["Booster", "DistributionalClassifier", "DistributionalRegressor", "Explanation",
            "VaryingCoefficientRegressor",
            # for the layers above (module docstring)
            "policy", "task_bar", "DispersionSearch", "Option", "OptionsMixin", "is_auto",
-           "choose_family", "set_family_chooser"]
+           "choose_family", "set_family_chooser", "continued_outputs"]

@@ -88,6 +88,18 @@ class Run:
         return out
 
 
+def continued_outputs(objective) -> tuple | None:
+    """The raw outputs per-parameter stopping grows on after the joint stop: all but the
+    dispersion (None: a family without a dispersion parameter, or with nothing else).
+    Shared by the in-process fit and the Dask regressor."""
+    column = objective.dispersion_column()
+    if column is None:
+        return None
+    frozen = set(np.atleast_1d(column).tolist())
+    kept = tuple(k for k in range(objective.n_outputs) if k not in frozen)
+    return kept or None
+
+
 class FitRuns:
     """The runs of a fit (a mixin of the estimator base; see the module docstring)."""
 
@@ -327,7 +339,7 @@ class FitRuns:
             start_score = start_score(np.tile(init_raw, (len(y_val), 1)), data_val, w_val)
         overrides = {"n_estimators": fit_plan.round_cap if n_estimators is None else n_estimators}
         overrides["n_iter_no_change"] = None if X_val is None else self.n_iter_no_change
-        overrides["continue_outputs"] = (self._continued_outputs(objective)
+        overrides["continue_outputs"] = (continued_outputs(objective)
                                          if fit_plan.per_parameter_stopping else None)
         if output_rounds is not None:
             overrides.update(output_rounds=tuple(int(r) for r in output_rounds),
@@ -356,16 +368,6 @@ class FitRuns:
                    sizes=(params.num_leaves, params.min_child_samples), location=start,
                    cap=params.n_estimators, engine_val_raw=engine_raw,
                    location_size=location_tree_size(family, params, objective.n_outputs))
-
-    def _continued_outputs(self, objective) -> tuple | None:
-        """The raw outputs per-parameter stopping grows on after the joint stop: all but
-        the dispersion (None: a family without a dispersion parameter)."""
-        column = objective.dispersion_column()
-        if column is None:
-            return None
-        frozen = set(np.atleast_1d(column).tolist())
-        kept = tuple(k for k in range(objective.n_outputs) if k not in frozen)
-        return kept or None
 
     def _calibrate(self, run: Run, val, context) -> float:
         """The dispersion shift minimising the validation loss at the kept round."""
