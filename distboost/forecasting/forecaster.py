@@ -30,7 +30,7 @@ from .backtest import run_backtest
 from .data import Panel, align_features, flat_times, future_times, long_features, to_panel
 from .end_backtest import calibratable, run_end_backtest
 from .features import FeatureSpec, last_values, training_rows
-from .forecasts import marginals, paths
+from .forecasts import marginals, paths, warn_extreme
 from .plan import (
     NESTED,
     ForecastPlan,
@@ -503,8 +503,10 @@ class Forecaster:
         levels = np.atleast_1d(np.asarray(levels, dtype=np.float64))
         if levels.ndim != 1 or not np.all((levels > 0) & (levels < 1)):
             raise ValueError(f"levels must be quantile levels in (0, 1); got {levels!r}.")
-        dist = self.predict_dist(y_hist, X_future)
+        ctx, panel, index = self._contexts(y_hist, X_future)
+        dist = marginals(self, ctx, panel.datetime, index)
         q = dist.quantile(levels)
+        warn_extreme(q, ctx, "predict_quantiles", dist)
         frame = dist.index.to_frame(index=False)
         for j, level in enumerate(levels):
             frame[f"q{level:g}"] = q[:, j]
@@ -529,7 +531,9 @@ class Forecaster:
         if isinstance(n_paths, bool) or not isinstance(n_paths, Integral) or n_paths < 1:
             raise ValueError(f"n_paths must be an integer >= 1; got {n_paths!r}.")
         ctx, panel, _ = self._contexts(y_hist, X_future)
-        out = paths(self, ctx, panel.datetime, n_paths, random_state).transpose(1, 0, 2)
+        sims = paths(self, ctx, panel.datetime, n_paths, random_state)
+        warn_extreme(sims, ctx, "sample_paths")
+        out = sims.transpose(1, 0, 2)
         return out[:, 0, :] if panel.single else out
 
     def backtest(self, y, start=0.8, step: int | None = None, refit: bool = False, X=None,

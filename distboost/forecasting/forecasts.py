@@ -13,6 +13,7 @@ the copula over the steps (:mod:`.copula`).
 from __future__ import annotations
 
 import hashlib
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -24,12 +25,48 @@ from .copula import copula_paths
 from .scaling import SHIFTED
 from .strategies import Contexts, direct_dist, empirical, mixture, simulate
 
-__all__ = ["marginals", "paths", "scored", "MEMO_VALUES"]
+__all__ = ["marginals", "paths", "scored", "warn_extreme", "MEMO_VALUES", "EXTREME"]
 
 #: The most values (contexts x paths x steps) of the recursive paths behind ``predict_dist``
 #: that a forecaster keeps for a ``sample_paths`` call on the same contexts, ``n_paths`` and
 #: seed (which would draw the very same paths again): 2**25 float64 values, 256 MiB.
 MEMO_VALUES = 2 ** 25
+
+
+#: A forecast value further than ``EXTREME`` times the largest absolute value of its
+#: context's recent history from zero is reported (:func:`warn_extreme`).
+EXTREME = 1e3
+
+
+def warn_extreme(values: np.ndarray, ctx: Contexts, what: str, dist=None) -> None:
+    """Warn when forecasts of ``ctx`` are not finite or lie beyond ``EXTREME`` times the
+    largest absolute value of their context's history window (``values`` of shape (C, ...),
+    context first).  A law whose tails are that heavy (a Student-t with ``df`` below 1 has no
+    mean, and its outer quantiles grow as a power ``1 / df`` of the tail level) gives
+    numbers no score can use; the warning names the share, the largest value and, given
+    the Predictive ``dist``, its smallest ``df``."""
+    C = len(ctx)
+    v = np.asarray(values, dtype=np.float64).reshape(C, -1)
+    ref = np.nanmax(np.abs(ctx.hist), axis=1) if ctx.hist.size else np.zeros(C)
+    ref = np.where(np.isfinite(ref) & (ref > 0), ref, 1.0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        bad = ~np.isfinite(v) | (np.abs(v) > EXTREME * ref[:, None])
+    if not bad.any():
+        return
+    series = int(bad.any(axis=1).sum())
+    finite = np.abs(v[np.isfinite(v)])
+    top = f"{finite.max():.3g}" if finite.size else "none finite"
+    hint = ""
+    if dist is not None:
+        dfs = [np.min(a) for k, a in dist.params.items() if k == "df" or k.startswith("df_")]
+        if dfs:
+            hint = f" Its smallest df is {min(dfs):.3g}: below 1 a Student-t has no mean."
+    warnings.warn(
+        f"{what}: {int(bad.sum())} of {v.size} values ({series} of {C} series) are not finite "
+        f"or more than {EXTREME:g} times the largest absolute value of their recent history "
+        f"(largest {top}). The fitted law's tails are extreme; a family with lighter tails "
+        f"(family='auto' keeps a Student-t's df >= 2) gives usable forecasts.{hint}",
+        UserWarning, stacklevel=3)
 
 
 def _in_units(fc, dist: Predictive, shift: np.ndarray, factor: np.ndarray,
