@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import zlib
 
 import dask
 import numpy as np
@@ -107,15 +106,15 @@ def _quantiles_part(part: pd.DataFrame, fc: Forecaster, levels, dtypes, meta: pd
 
 def _paths_part(part: pd.DataFrame, fc: Forecaster, n_paths: int, seed: int, dtypes,
                 meta: pd.DataFrame):
-    """One partition's paths as a long frame (id, time, path, value); the seed is the
-    partition's (``seed`` and its first series' id)."""
+    """One partition's paths as a long frame (id, time, path, value).  A series' draws
+    depend on ``seed`` and its own id (:mod:`~distboost.forecasting.keyed`), not on the
+    partition's other series."""
     if not len(part):
         return meta
     y_hist, X_future = _split(part, fc, dtypes)
-    _, panel, index = fc._contexts(y_hist, X_future)
-    own = (seed + zlib.crc32(str(panel.ids[0]).encode())) % (2**31 - 1)
+    _, _, index = fc._contexts(y_hist, X_future)
     draws = fc.sample_paths(n_paths, y_hist=y_hist, X_future=X_future,
-                            random_state=own)  # (P, S, H)
+                            random_state=seed)  # (P, S, H)
     keys = index.to_frame(index=False)
     out = pd.concat([keys] * n_paths, ignore_index=True)
     out["path"] = np.repeat(np.arange(n_paths), len(keys))
@@ -417,8 +416,9 @@ class DaskForecaster:
         -------
         dask DataFrame
             Long: ``id_col``, ``time_col``, ``path`` (0 .. n_paths - 1) and ``value``.  A
-            partition's paths are seeded by ``random_state`` and its first series' id: the
-            same data in the same partitions give the same paths.
+            series' paths depend on ``random_state`` and the series' id only: the same
+            paths however the series are cut into partitions, and those of
+            ``to_local().sample_paths`` with the same ``random_state``.
         """
         self._check_fitted()
         with self._get_client().as_current():

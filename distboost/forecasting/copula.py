@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import ndtr, ndtri
 
+from .keyed import seed_of, uniforms
+
 __all__ = ["step_correlation", "copula_paths", "MIN_ORIGINS"]
 
 #: Fewest backtest origins (over all series) behind a correlation matrix.
@@ -52,14 +54,20 @@ def step_correlation(pit: np.ndarray) -> np.ndarray | None:
     return r
 
 
-def copula_paths(dist, n_contexts: int, horizon: int, n_paths: int, correlation, rng
-                 ) -> np.ndarray:
+def copula_paths(dist, n_contexts: int, horizon: int, n_paths: int, correlation, rng,
+                 keys: np.ndarray | None = None) -> np.ndarray:
     """Paths (C, P, H) whose step ``h`` of context ``c`` is row ``c * H + h`` of ``dist`` (a
     Predictive of ``C * H`` rows, context after context) at the copula's levels.
 
-    ``correlation`` (H, H) or None (independent steps)."""
+    ``correlation`` (H, H) or None (independent steps).  With the contexts' ``keys`` (C,),
+    the normal scores of context ``c`` depend on ``rng``'s seed and its key only
+    (:mod:`~distboost.forecasting.keyed`); without, they are ``rng``'s next draws."""
     C, H, P = n_contexts, horizon, int(n_paths)
-    z = rng.standard_normal((C, P, H))
+    if keys is None:
+        z = rng.standard_normal((C, P, H))
+    else:
+        base = seed_of(rng)
+        z = np.stack([ndtri(uniforms(base, keys, P, h, 2)) for h in range(H)], axis=2)
     if correlation is not None:
         lower = np.linalg.cholesky(np.asarray(correlation, dtype=np.float64))
         z = z @ lower.T

@@ -457,7 +457,8 @@ class Forecaster:
             index = flat.rename(self.time_col)
         else:
             index = pd.MultiIndex.from_arrays([ids, flat], names=[self.id_col, self.time_col])
-        ctx = Contexts(series=codes, hist=hist, times=times, exog=exog)
+        ctx = Contexts(series=codes, hist=hist, times=times, exog=exog,
+                       ids=np.asarray(panel.ids, dtype=object))
         return ctx, panel, index
 
     def predict_dist(self, y_hist=None, X_future=None) -> Predictive:

@@ -105,7 +105,8 @@ def paths(fc, ctx: Contexts, datetime: bool, n_paths: int, seed) -> np.ndarray:
     H = fc.spec_.horizon
     if fc.strategy_ == "direct":
         dist = marginals(fc, ctx, datetime)
-        return copula_paths(dist, len(ctx), H, n_paths, getattr(fc, "copula_", None), rng)
+        return copula_paths(dist, len(ctx), H, n_paths, getattr(fc, "copula_", None), rng,
+                            ctx.keys())
     sims = _recalled(fc, ctx, int(n_paths), seed)
     if sims is None:
         sims, _, _ = simulate(fc.model_, fc.spec_, ctx, int(n_paths), rng, datetime)

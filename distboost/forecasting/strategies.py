@@ -33,6 +33,7 @@ import pandas as pd
 from ..families import Affine, Empirical, EqualMixture
 from ..predictive import Predictive
 from .features import FeatureSpec, buffer_scales, window_features
+from .keyed import context_keys, seed_of, stratified
 from .scaling import SHIFTED
 
 __all__ = ["Contexts", "simulate", "direct_dist", "shift", "empirical", "mixture"]
@@ -52,12 +53,21 @@ class Contexts:
         The target times of the steps.
     exog : DataFrame of C * H rows, or None
         Exogenous rows, context after context (row ``c * H + h - 1``).
+    ids : ndarray (C,), optional
+        The series ids, which key the contexts' random draws with their first target times
+        (:mod:`~distboost.forecasting.keyed`); default: the series numbers.
     """
 
     series: np.ndarray
     hist: np.ndarray
     times: np.ndarray
     exog: pd.DataFrame | None
+    ids: np.ndarray | None = None
+
+    def keys(self) -> np.ndarray:
+        """Each context's key of its random draws (:func:`~distboost.forecasting.keyed.
+        context_keys`)."""
+        return context_keys(self.series if self.ids is None else self.ids, self.times[:, 0])
 
     def __len__(self) -> int:
         return self.hist.shape[0]
@@ -130,6 +140,7 @@ def simulate(model, spec: FeatureSpec, ctx: Contexts, n_paths: int, rng, datetim
     scaled = spec.scale in SHIFTED
     origin_shift, origin_factor = buffer_scales(spec, ctx.hist)
     pit_rng = np.random.default_rng(0)  # the randomised PIT of counts; leaves rng's draws
+    seed, keys = seed_of(rng), ctx.keys()
     for h in range(H):
         per = 1 if h == 0 else P
         rows = np.repeat(np.arange(C), per)
@@ -140,7 +151,7 @@ def simulate(model, spec: FeatureSpec, ctx: Contexts, n_paths: int, rng, datetim
         dist = model.predict_dist(X)
         base = buf[:, -1] if spec.difference else origin_shift[rows]  # (C * per,)
         unit = factor if scaled else np.ones(buf.shape[0])
-        u = _stratified(rng, C, P)  # (C, P): each path's level of its one-step law
+        u = stratified(seed, keys, P, h)  # (C, P): each path's level of its one-step law
         z = dist.quantile(u).T if h == 0 else dist.quantile(u.reshape(-1, 1)).T
         if scaled and spec.target_range is not None:
             z = np.clip(z, *spec.target_range)
@@ -162,14 +173,6 @@ def simulate(model, spec: FeatureSpec, ctx: Contexts, n_paths: int, rng, datetim
                 buf = np.repeat(buf, P, axis=0)
             buf = np.concatenate([buf[:, 1:], draw.reshape(-1, 1)], axis=1)
     return paths, nll, pit
-
-
-def _stratified(rng, C: int, P: int) -> np.ndarray:
-    """Levels (C, P): per context one level in each of ``P`` equal strata ``[i / P, (i + 1)
-    / P)``, uniform within it, the strata shuffled across the paths (module docstring)."""
-    perm = rng.permuted(np.tile(np.arange(P, dtype=np.float64), (C, 1)), axis=1)
-    u = (perm + rng.uniform(size=(C, P))) / P
-    return np.clip(u, 1e-15, 1.0 - 1e-15)
 
 
 def _mixture_pit(dist: Predictive, y: np.ndarray, C: int, per: int, rng) -> np.ndarray:

@@ -251,3 +251,21 @@ def test_the_errors_page_lists_the_dask_forecaster_cases():
     for phrase in ("series cross partitions", "X lacks", "give X_future",
                    "series_id=True is in-process only"):
         assert phrase in text
+
+
+def test_paths_are_the_same_over_1_2_and_5_partitions_and_in_process(fitted):
+    """Issue 49's "same paths whatever the number of partitions": a series' draws are keyed
+    by its id, so the cut into partitions, and the process, do not change them."""
+    fc, train, _ = fitted
+    cuts = [fc.sample_paths(60, y_hist=by_series(train, k), random_state=5).compute()
+            .sort_values(["id", "time", "path"]).reset_index(drop=True) for k in (1, 2, 5)]
+    assert cuts[0]["value"].std() > 0
+    for other in cuts[1:]:
+        pd.testing.assert_frame_equal(cuts[0], other)
+    local = fc.to_local().sample_paths(60, y_hist=train, random_state=5)  # (P, S, H)
+    ids = sorted(train["id"].unique())
+    mine = cuts[0].set_index(["id", "path", "time"])["value"].sort_index()
+    for s, sid in enumerate(ids[:3]):
+        np.testing.assert_array_equal(local[:, s, :], mine.loc[sid].to_numpy().reshape(60, H))
+    other_seed = fc.sample_paths(60, y_hist=by_series(train, 2), random_state=6).compute()
+    assert not np.allclose(np.sort(other_seed["value"]), np.sort(cuts[0]["value"]))
