@@ -16,9 +16,15 @@ def test_quick_run_gives_finite_coverage_tables(tmp_path):
     spec = importlib.util.spec_from_file_location("bench_conformal", SCRIPT)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    res = module.main(["--quick", "--parts", "abd", "--out", str(tmp_path)])
+    res = module.main(["--quick", "--parts", "abde", "--out", str(tmp_path)])
     assert np.isfinite(res["a"]["coverage_90"]).all()
     assert set(res["b"].columns) == {"raw", "mondrian cps"}
+    # Part e (yacht split 0): four aggregations, finite; the quantile average's CRPS is
+    # today's within 15 % (measured 0.91 of it).
+    e = res["e"]
+    assert list(e.index)[0] == "CV+ (today)" and len(e) == 4
+    assert np.isfinite(e.to_numpy()).all()
+    assert 0.85 < e.loc["vincentised", "crps / today's (mean of sets)"] < 1.15
     # Part d (500, 4,000 and 20,000 rows, not shortened by --quick; member labels of part_d;
     # task "sine"): the
     # fold models rank the sparse rows first (the ConformalRegressor's at both sizes, the
