@@ -38,12 +38,14 @@ _SHIFT_GRID = np.linspace(-0.2, 0.2, 9)
 class DispersionSearch:
     """Finds the constant shift of raw column ``k`` that minimises the weighted mean loss.
 
-    Each call evaluates ``mean_w loss(raw + delta e_k, data)`` for nine shifts around
-    ``center`` (spacing 0.0125) and ``delta = 0`` in one batched torch call; when that grid
-    brackets the minimum (the usual case when ``center`` is the previous round's shift) the
-    vertex of the parabola through the best point and its neighbours is the answer (the loss
-    is smooth in ``delta``; for the Normal it is convex).  Otherwise a grid four times
-    coarser moves until it brackets the minimum and the fine grid is laid around it.
+    Each call first evaluates ``mean_w loss(raw + delta e_k, data)`` at ``center``, its two
+    neighbours (spacing 0.0125) and ``delta = 0`` in one batched torch call; when the centre
+    has the least loss of the three (the usual case when ``center`` is the previous round's
+    shift) the vertex of the parabola through them is the answer (the loss is smooth in
+    ``delta``; convex for the location-scale families, so that the fine grid's minimum would
+    be the same point).  Otherwise nine shifts around ``center`` are evaluated; when they
+    bracket the minimum, the vertex through the best and its neighbours, else a grid four
+    times coarser moves until it brackets the minimum and the fine grid is laid around it.
     The tiled data are built once, so a call costs little more than one batched loss: cheap
     enough for every boosting round.
 
@@ -100,6 +102,11 @@ class DispersionSearch:
         g, h, top = len(_SHIFT_GRID), _SHIFT_GRID[1] - _SHIFT_GRID[0], self.max_shift
         center = min(max(float(center), -top), top)
         fine = np.clip(center + _SHIFT_GRID / 4.0, -top, top)
+        mid = g // 2
+        if abs(center) + h / 4.0 < top:  # the centre and its two neighbours first
+            three = self._mean_loss(raw, np.append(fine[mid - 1:mid + 2], 0.0))
+            if int(np.argmin(three[:3])) == 1:  # bracketed: the fine grid's minimum too
+                return self._vertex(fine[mid - 1:mid + 2], three[:3], float(three[-1]))
         values = self._mean_loss(raw, np.append(fine, 0.0))
         fine_values, at_zero = values[:g], float(values[-1])
         j = int(np.argmin(fine_values))
@@ -120,13 +127,24 @@ class DispersionSearch:
                 j = int(np.argmin(fine_values))
                 if 0 < j < g - 1 or abs(fine[j]) >= top:
                     break
+        if 0 < j < g - 1:
+            return self._vertex(fine[j - 1:j + 2], fine_values[j - 1:j + 2], at_zero)
         best, value = float(fine[j]), float(fine_values[j])
-        if 0 < j < g - 1:  # vertex of the parabola through the best point and its neighbours
-            left, mid, right = fine_values[j - 1:j + 2]
-            curvature = left - 2.0 * mid + right
-            if np.isfinite(curvature) and curvature > 0:
-                best += 0.5 * (fine[1] - fine[0]) * (left - right) / curvature
-                value = mid - (left - right) ** 2 / (8.0 * curvature)
+        if np.isfinite(value) and value < at_zero:
+            return best, value
+        return 0.0, at_zero
+
+    @staticmethod
+    def _vertex(shifts: np.ndarray, values: np.ndarray, at_zero: float) -> tuple[float, float]:
+        """The vertex of the parabola through three equally spaced shifts whose middle one
+        has the least loss (the middle point itself where the curvature is not positive),
+        or ``(0, at_zero)`` when no shift beats none."""
+        left, mid, right = values
+        best, value = float(shifts[1]), float(mid)
+        curvature = left - 2.0 * mid + right
+        if np.isfinite(curvature) and curvature > 0:
+            best += 0.5 * (shifts[1] - shifts[0]) * (left - right) / curvature
+            value = mid - (left - right) ** 2 / (8.0 * curvature)
         if np.isfinite(value) and value < at_zero:
             return best, value
         return 0.0, at_zero

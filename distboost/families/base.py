@@ -334,7 +334,7 @@ class Family:
         """The NLL in a constant shift ``delta`` of the dispersion's raw score, in closed
         form: ``nll_i + delta + rho_i (exp(-p delta) - 1) / p`` (a scale family with a log
         link; the Normal: ``rho = z^2``, ``p = 2``), minimised at ``log(mean_w rho) / p``.
-        The calibration's ``DispersionSearch`` takes it in place of ten shifts a round.
+        The calibration's ``DispersionSearch`` takes it in place of a grid of shifts.
 
         Parameters
         ----------

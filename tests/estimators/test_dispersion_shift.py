@@ -184,3 +184,44 @@ def test_only_the_plain_log_score_of_a_profiled_family_uses_the_closed_form():
     assert censored.dispersion_profile() is None
     softplus = db.families.get("normal", links={"scale": "softplus"})
     assert FamilyObjective(softplus, y).dispersion_profile() is None
+
+
+@pytest.mark.parametrize("family", ["studentt", "laplace", "gumbel"])
+def test_a_bracketed_centre_costs_four_shifts_and_gives_the_fine_grids_answer(family):
+    """Started at the previous round's shift, the search evaluates the centre, its two
+    neighbours and no shift in one call; its answer is the nine-shift grid's (the vertex
+    through the same three points of a unimodal loss)."""
+    from distboost.estimators.dispersion_shift import _SHIFT_GRID, DispersionSearch
+
+    rng = np.random.default_rng(2)
+    fam = db.families.get(family)
+    K = len(fam.param_names)
+    raw = rng.normal(scale=0.3, size=(500, K))
+    k = fam.param_names.index(fam.dispersion_param)
+    shifted = raw.copy()
+    shifted[:, k] += 0.3
+    y = fam.sample(fam.params_from_raw(torch.as_tensor(shifted)), 1, 0)[0]
+
+    calls = []
+
+    class Counted(DispersionSearch):
+        def _mean_loss(self, r, deltas):
+            calls.append(len(deltas))
+            return super()._mean_loss(r, deltas)
+
+    search = Counted(lambda r, d: fam.nll(r, d["y"]), {"y": y}, None, k)
+    first, _ = search(raw, 0.0)
+    assert 0.1 < first < 0.5
+    calls.clear()
+    shift, value = search(raw, first + 0.003)  # the next round: a shift nearby
+    assert calls == [4]
+    fine = first + 0.003 + _SHIFT_GRID / 4.0
+    grid = search._mean_loss(torch.as_tensor(raw), np.append(fine, 0.0))
+    j = int(np.argmin(grid[:-1]))
+    assert j == len(fine) // 2
+    expected = DispersionSearch._vertex(fine[j - 1:j + 2], grid[j - 1:j + 2], float(grid[-1]))
+    assert shift == pytest.approx(expected[0], rel=1e-12)
+    assert value == pytest.approx(expected[1], rel=1e-12)
+    calls.clear()
+    search(raw, first + 0.2)  # far off: the wider search runs
+    assert calls[:2] == [4, 10]
