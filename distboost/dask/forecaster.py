@@ -16,7 +16,7 @@ work of an in-process fit:
   (XGBoost's distributed trees), the rows whose target lies in the last
   ``validation_fraction`` of each series as its ``eval_set``;
 * **the forecasts** - partition by partition, by the in-process ``Forecaster`` of the plan
-  with the cluster's model (``to_local()``), one task of the graph that the workers fetch.
+  with the cluster's model (``to_local()``), scattered to every worker once (not sent inside each graph).
 
 Each series must lie in one partition: a collection whose series cross partitions is
 shuffled by id (``shuffle=True``, the default) or refused naming a series.  Nothing but the
@@ -28,7 +28,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 
-import dask
 import numpy as np
 import pandas as pd
 
@@ -120,6 +119,12 @@ def _paths_part(part: pd.DataFrame, fc: Forecaster, n_paths: int, seed: int, dty
     out["path"] = np.repeat(np.arange(n_paths), len(keys))
     out["value"] = draws.reshape(n_paths, -1).ravel()
     return out
+
+
+def _scattered(client, value):
+    """``value`` held on every worker (a future), or None: large objects (the fitted
+    forecaster with its trees, the static rows) then travel once, not in every graph."""
+    return None if value is None else client.scatter(value, broadcast=True, hash=False)
 
 
 class DaskForecaster:
@@ -293,8 +298,10 @@ class DaskForecaster:
             meta = _design_part(sample, planned, share, static, None).iloc[:0]
             # Computed once and held on the workers: the target's range, the training and
             # the validation rows, and the regressor's passes over them all read it.
-            design = y.map_partitions(_design_part, planned, share, static, meta,
-                                      meta=meta).persist()
+            # The plan and the static rows go to the workers once, as data (in the graph
+            # they were sent with every computation: dask's "Sending large graph").
+            design = y.map_partitions(_design_part, _scattered(client, planned), share,
+                                      _scattered(client, static), meta, meta=meta).persist()
             spec = planned.spec_
             if static is not None:  # every series' row, numbered as ids_
                 spec = dataclasses.replace(spec, static=static_rows(static, ids))
@@ -383,7 +390,7 @@ class DaskForecaster:
         its meta from one series computed on the client."""
         meta = function(self._first_series(y), self.local_, *args, self._x_dtypes,
                         None).iloc[:0]
-        fc = dask.delayed(self.local_, pure=False)  # one task, sent where needed
+        fc = _scattered(self._get_client(), self.local_)
         return y.map_partitions(function, fc, *args, self._x_dtypes, meta, meta=meta)
 
     def predict_quantiles(self, levels, y_hist=None, X_future=None):
