@@ -16,7 +16,8 @@ work of an in-process fit:
   (XGBoost's distributed trees), the rows whose target lies in the last
   ``validation_fraction`` of each series as its ``eval_set``;
 * **the forecasts** - partition by partition, by the in-process ``Forecaster`` of the plan
-  with the cluster's model (``to_local()``), scattered to every worker once (not sent inside each graph).
+  with the cluster's model (``to_local()``), scattered to every worker once (not sent
+  inside each graph).
 
 Each series must lie in one partition: a collection whose series cross partitions is
 shuffled by id (``shuffle=True``, the default) or refused naming a series.  Nothing but the
