@@ -47,7 +47,8 @@ def warn_extreme(values: np.ndarray, ctx: Contexts, what: str, dist=None) -> Non
     the Predictive ``dist``, its smallest ``df``."""
     C = len(ctx)
     v = np.asarray(values, dtype=np.float64).reshape(C, -1)
-    ref = np.nanmax(np.abs(ctx.hist), axis=1) if ctx.hist.size else np.zeros(C)
+    # fmax skips NaN and gives NaN for a window of NaN alone, without nanmax's warning
+    ref = np.fmax.reduce(np.abs(ctx.hist), axis=1) if ctx.hist.size else np.zeros(C)
     ref = np.where(np.isfinite(ref) & (ref > 0), ref, 1.0)
     with np.errstate(invalid="ignore", over="ignore"):
         bad = ~np.isfinite(v) | (np.abs(v) > EXTREME * ref[:, None])

@@ -113,6 +113,11 @@ def test_paths_that_are_not_finite_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         forecasts.warn_extreme(ok, ctx, "sample_paths")
+    gap = Contexts(series=np.arange(2), hist=np.array([[np.nan, np.nan], [np.nan, 2.0]]),
+                   times=np.zeros((2, 3)), exog=None)
+    with warnings.catch_warnings():  # a window of NaN alone takes the floor, silently
+        warnings.simplefilter("error")
+        forecasts.warn_extreme(np.full((2, 4, 3), 999.0), gap, "sample_paths")
     ok[0, 2, 1] = np.inf
     with pytest.warns(UserWarning, match=r"1 of 24 values .*\(largest 1\.5e\+03\)"):
         forecasts.warn_extreme(ok, ctx, "sample_paths")
