@@ -46,6 +46,8 @@ __all__ = ["EqualMixture"]
 
 #: Elements of the (rows, m, m) pair table of the closed-form CRPS computed at once.
 _PAIR_CHUNK = 4_000_000
+#: Elements of the (levels, rows, m) tables of :meth:`EqualMixture.icdf` computed at once.
+_QUANTILE_CHUNK = 4_000_000
 
 
 class EqualMixture(Family):
@@ -168,6 +170,17 @@ class EqualMixture(Family):
         1e-10 of that width); the smallest integer ``k`` with ``F(k) >= q`` for counts."""
         q = as_float64_tensor(q)
         flat, n = self._flat(params)
+        m = self.n_components
+        rows = max(1, _QUANTILE_CHUNK // (m * max(1, math.prod(q.shape[:-1]))))
+        if rows >= n:
+            return self._icdf_rows(flat, n, q)
+        parts = [self._icdf_rows({k: v[a * m:(a + rows) * m] for k, v in flat.items()},
+                                 min(rows, n - a), q[..., a:a + rows])
+                 for a in range(0, n, rows)]  # chunks of rows, bounding memory
+        return torch.cat(parts, dim=-1)
+
+    def _icdf_rows(self, flat, n: int, q: torch.Tensor) -> torch.Tensor:
+        """:meth:`icdf` of ``n`` rows of components (:meth:`_flat`) at levels ``q`` (..., n)."""
         cdf = self._cdf_of(flat, n)
         if self.discrete:
             return invert_cdf(cdf, q, self.support)

@@ -156,3 +156,33 @@ def test_quantiles_of_components_with_a_density_are_newton_exact(name):
     q = d.quantile(levels)
     for j, a in enumerate(levels):
         np.testing.assert_allclose(d.cdf(q[:, j]), a, rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("name", ["normal", "gamma", "poisson"])
+def test_quantiles_in_chunks_of_rows_equal_one_pass(name, monkeypatch):
+    """Quantiles are computed in chunks of rows (bounding the (levels, rows, m) tables: a
+    recursive forecast of 500 series, 24 steps and 200 paths held 1.3 GB in one pass): the
+    chunks give the one pass's quantiles, each row's level met."""
+    from distboost.families import equal_mixture
+
+    rng = np.random.default_rng(5)
+    m, n = 9, 50
+    draws = {
+        "normal": lambda: {"loc": rng.normal(0, 2, n), "scale": rng.uniform(0.3, 2.0, n)},
+        "gamma": lambda: {"concentration": rng.uniform(0.5, 5.0, n),
+                          "rate": rng.uniform(0.5, 2.0, n)},
+        "poisson": lambda: {"rate": rng.uniform(0.5, 20.0, n)},
+    }[name]
+    params = {}
+    for i in range(m):
+        params.update({f"{k}_{i}": v for k, v in draws().items()})
+    d = db.Predictive(EqualMixture(get(name), m), params)
+    levels = np.array([0.005, 0.1, 0.5, 0.9, 0.995])
+    whole = d.quantile(levels)
+    monkeypatch.setattr(equal_mixture, "_QUANTILE_CHUNK", len(levels) * m * 7)  # 7 rows
+    chunked = d.quantile(levels)
+    assert chunked.shape == whole.shape == (n, len(levels))
+    np.testing.assert_allclose(chunked, whole, rtol=1e-9, atol=0)
+    if name != "poisson":
+        for j, a in enumerate(levels):
+            np.testing.assert_allclose(d.cdf(chunked[:, j]), a, rtol=0, atol=1e-12)
