@@ -241,8 +241,9 @@ class DaskDistributionalRegressor(OptionsMixin, RegressorMixin, BaseEstimator):
                                      else self.n_iter_no_change)
         k = objective.n_outputs
         bounds = train.bounds
-        dtrain = _dmatrix(xgb_dask, client, train, k)
-        dvalid = None if valid is None else _dmatrix(xgb_dask, client, valid, k)
+        dtrain = _dmatrix(xgb_dask, client, train, k, params.max_bin)
+        dvalid = None if valid is None else _dmatrix(xgb_dask, client, valid, k,
+                                                     params.max_bin, ref=dtrain)
         column = objective.dispersion_column() if self.calibrate else None
         run = functools.partial(self._train_once, client, xgb_dask, xgboost, family,
                                 xgb_params(params, k), dtrain, dvalid, objective, step, scale,
@@ -463,8 +464,11 @@ def _sub(data: TrainingFrame, frame) -> TrainingFrame:
                          data.weighted, data.from_dataframe)
 
 
-def _dmatrix(xgb_dask, client, data: TrainingFrame, k: int):
-    """The ``DaskDMatrix`` of a checked frame: features, the packed target, the weight."""
+def _dmatrix(xgb_dask, client, data: TrainingFrame, k: int, max_bin: int, ref=None):
+    """The ``DaskQuantileDMatrix`` of a checked frame: features, the packed target, the
+    weight.  It holds the features' bin indices only, not a float copy of them beside the
+    partitions (the ``hist`` trees read nothing else); the validation rows take the training
+    matrix's bins (``ref``)."""
     names = [f"__distboost_t{j}" for j in range(slots(k))]
 
     def pack(part):
@@ -480,8 +484,8 @@ def _dmatrix(xgb_dask, client, data: TrainingFrame, k: int):
     label = packed[names[0]] if n_label == 1 else packed[names[:n_label]]
     from ._data import W_COL
 
-    return xgb_dask.DaskDMatrix(
-        client, data.features(), label=label,
+    return xgb_dask.DaskQuantileDMatrix(
+        client, data.features(), label=label, max_bin=int(max_bin), ref=ref,
         weight=data.frame[W_COL] if data.weighted else None,
         label_lower_bound=packed[names[-2]], label_upper_bound=packed[names[-1]],
         enable_categorical=True)
