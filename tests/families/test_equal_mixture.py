@@ -32,6 +32,23 @@ def _gamma_mixture():
     return db.Predictive(EqualMixture(get("gamma"), M), params), laws
 
 
+def _random_mixture(name: str, m: int, n: int, rng) -> db.Predictive:
+    """``n`` rows of ``m`` random components of family ``name``."""
+    draws = {
+        "normal": lambda: {"loc": rng.normal(0, 2, n), "scale": rng.uniform(0.3, 2.0, n)},
+        "studentt": lambda: {"df": rng.uniform(1.5, 30.0, n), "loc": rng.normal(0, 2, n),
+                             "scale": rng.uniform(0.3, 2.0, n)},
+        "gamma": lambda: {"concentration": rng.uniform(0.5, 5.0, n),
+                          "rate": rng.uniform(0.5, 2.0, n)},
+        "laplace": lambda: {"loc": rng.normal(0, 2, n), "scale": rng.uniform(0.3, 2.0, n)},
+        "poisson": lambda: {"rate": rng.uniform(0.5, 20.0, n)},
+    }[name]
+    params = {}
+    for i in range(m):
+        params.update({f"{k}_{i}": v for k, v in draws().items()})
+    return db.Predictive(EqualMixture(get(name), m), params)
+
+
 def test_cdf_density_and_quantiles_average_scipys_laws():
     d = _normal_mixture()
     laws = [stats.norm(LOC[i], SCALE[i]) for i in range(M)]
@@ -139,19 +156,7 @@ def test_quantiles_of_components_with_a_density_are_newton_exact(name):
     """Any component with a density takes safeguarded Newton steps on the mixture's cdf and
     density (it took ~35 bisection halvings, to 1e-10 of the bracket, for anything but the
     normal): the level is met to rounding, at a fraction of the cdf evaluations."""
-    rng = np.random.default_rng(3)
-    m, n = 7, 40
-    draws = {
-        "studentt": lambda: {"df": rng.uniform(1.5, 30.0, n), "loc": rng.normal(0, 2, n),
-                             "scale": rng.uniform(0.3, 2.0, n)},
-        "gamma": lambda: {"concentration": rng.uniform(0.5, 5.0, n),
-                          "rate": rng.uniform(0.5, 2.0, n)},
-        "laplace": lambda: {"loc": rng.normal(0, 2, n), "scale": rng.uniform(0.3, 2.0, n)},
-    }[name]
-    params = {}
-    for i in range(m):
-        params.update({f"{k}_{i}": v for k, v in draws().items()})
-    d = db.Predictive(EqualMixture(get(name), m), params)
+    d = _random_mixture(name, 7, 40, np.random.default_rng(3))
     levels = np.array([0.005, 0.1, 0.5, 0.9, 0.995])
     q = d.quantile(levels)
     for j, a in enumerate(levels):
@@ -165,18 +170,8 @@ def test_quantiles_in_chunks_of_rows_equal_one_pass(name, monkeypatch):
     chunks give the one pass's quantiles, each row's level met."""
     from distboost.families import equal_mixture
 
-    rng = np.random.default_rng(5)
     m, n = 9, 50
-    draws = {
-        "normal": lambda: {"loc": rng.normal(0, 2, n), "scale": rng.uniform(0.3, 2.0, n)},
-        "gamma": lambda: {"concentration": rng.uniform(0.5, 5.0, n),
-                          "rate": rng.uniform(0.5, 2.0, n)},
-        "poisson": lambda: {"rate": rng.uniform(0.5, 20.0, n)},
-    }[name]
-    params = {}
-    for i in range(m):
-        params.update({f"{k}_{i}": v for k, v in draws().items()})
-    d = db.Predictive(EqualMixture(get(name), m), params)
+    d = _random_mixture(name, m, n, np.random.default_rng(5))
     levels = np.array([0.005, 0.1, 0.5, 0.9, 0.995])
     whole = d.quantile(levels)
     monkeypatch.setattr(equal_mixture, "_QUANTILE_CHUNK", len(levels) * m * 7)  # 7 rows
