@@ -37,35 +37,8 @@ import pandas as pd
 from scipy import stats
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _synthetic_panel import LEVELS, make_panel, quantile_score  # noqa: E402
 from dask_scale import _watch  # noqa: E402  (benchmarks/dask_scale.py: the memory sampler)
-
-LEVELS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95)
-
-
-def make_panel(first: int, count: int, length: int, horizon: int):
-    """Series ``first .. first + count - 1``: training frame (id, time, y), the held-out
-    values and their true Normal laws (loc, scale), each of shape (count * horizon,)."""
-    rng = np.random.default_rng(first)
-    t = np.arange(length + horizon)
-    level = 10 ** rng.uniform(1, 3, count)[:, None]
-    sd = rng.uniform(0.05, 0.2, count)[:, None] * level
-    loc = level * (1 + 0.3 * np.sin(2 * np.pi * t / 24 + rng.uniform(0, 2 * np.pi, count)[:, None]))
-    y = loc + sd * rng.normal(size=loc.shape)
-    ids = np.array([f"s{first + i:06d}" for i in range(count)])
-    hours = pd.date_range("2024-01-01", periods=length + horizon, freq="h")
-    train = pd.DataFrame({"id": np.repeat(ids, length), "time": np.tile(hours[:length], count),
-                          "y": y[:, :length].ravel()})
-    test = pd.DataFrame({"id": np.repeat(ids, horizon),
-                         "time": np.tile(hours[length:], count), "y": y[:, length:].ravel()})
-    truth = (loc[:, length:].ravel(), np.broadcast_to(sd, loc.shape)[:, length:].ravel())
-    return train, test, truth
-
-
-def quantile_score(q: np.ndarray, y: np.ndarray, scale: np.ndarray) -> float:
-    """Mean pinball loss over LEVELS (q: rows x levels), each row divided by ``scale``."""
-    a = np.asarray(LEVELS)[None, :]
-    d = y[:, None] - q
-    return float(np.mean(np.maximum(a * d, (a - 1) * d) / scale[:, None]))
 
 
 def main(argv=None) -> dict:
