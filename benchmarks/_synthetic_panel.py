@@ -4,6 +4,8 @@ script runs in the ``bench`` environment): ``benchmarks/dask_forecasting.py`` an
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -34,3 +36,19 @@ def quantile_score(q: np.ndarray, y: np.ndarray, scale: np.ndarray) -> float:
     a = np.asarray(LEVELS)[None, :]
     d = y[:, None] - q
     return float(np.mean(np.maximum(a * d, (a - 1) * d) / scale[:, None]))
+
+
+def write_panel(folder, series: int, length: int, horizon: int, per_file: int,
+                columns: dict | None = None):
+    """Series ``0 .. series - 1`` written to ``folder`` as Parquet files of ``per_file``
+    whole series (training values; columns renamed by ``columns``); returns the held-out
+    frame and the true laws' loc and scale, each (series * horizon,)."""
+    tests, locs, scales = [], [], []
+    for first in range(0, series, per_file):
+        train, test, (loc, sd) = make_panel(first, min(per_file, series - first), length,
+                                            horizon)
+        train.rename(columns=columns or {}).to_parquet(Path(folder) / f"part-{first:06d}.parquet")
+        tests.append(test)
+        locs.append(loc)
+        scales.append(sd)
+    return pd.concat(tests, ignore_index=True), np.concatenate(locs), np.concatenate(scales)

@@ -37,7 +37,7 @@ import pandas as pd
 from scipy import stats
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _synthetic_panel import LEVELS, make_panel, quantile_score  # noqa: E402
+from _synthetic_panel import LEVELS, make_panel, quantile_score, write_panel  # noqa: E402
 from dask_scale import _watch  # noqa: E402  (benchmarks/dask_scale.py: the memory sampler)
 
 
@@ -62,16 +62,7 @@ def main(argv=None) -> dict:
     res: dict = {"series": args.series, "length": args.length,
                  "rows": args.series * args.length}
     with tempfile.TemporaryDirectory() as folder:
-        tests, locs, scales = [], [], []
-        for first in range(0, args.series, per):
-            train, test, (loc, sd) = make_panel(first, min(per, args.series - first),
-                                                args.length, H)
-            train.to_parquet(Path(folder) / f"part-{first:06d}.parquet")
-            tests.append(test)
-            locs.append(loc)
-            scales.append(sd)
-        test = pd.concat(tests, ignore_index=True)
-        loc, sd = np.concatenate(locs), np.concatenate(scales)
+        test, loc, sd = write_panel(folder, args.series, args.length, H, per)
         cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1,
                                memory_limit=args.memory_limit, dashboard_address=":0",
                                silence_logs=40)

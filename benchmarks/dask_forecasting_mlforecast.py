@@ -25,14 +25,13 @@ import sys
 import tempfile
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _synthetic_panel import LEVELS, make_panel, quantile_score  # noqa: E402
+from _synthetic_panel import LEVELS, quantile_score, write_panel  # noqa: E402
 
 H = 24
 
@@ -50,18 +49,9 @@ def main(argv=None) -> dict:
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
-    tests, locs, scales = [], [], []
     with tempfile.TemporaryDirectory() as folder:
-        for first in range(0, args.series, args.series_per_file):
-            train, test, (loc, sd) = make_panel(
-                first, min(args.series_per_file, args.series - first), args.length, H)
-            train.rename(columns={"id": "unique_id", "time": "ds"}).to_parquet(
-                Path(folder) / f"part-{first:06d}.parquet")
-            tests.append(test)
-            locs.append(loc)
-            scales.append(sd)
-        test = pd.concat(tests, ignore_index=True)
-        loc, sd = np.concatenate(locs), np.concatenate(scales)
+        test, loc, sd = write_panel(folder, args.series, args.length, H, args.series_per_file,
+                                    columns={"id": "unique_id", "time": "ds"})
         cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1,
                                dashboard_address=":0", silence_logs=40)
         client = Client(cluster)
