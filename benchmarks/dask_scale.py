@@ -253,7 +253,7 @@ def part_ooc(quick: bool) -> pd.DataFrame:
         stop = threading.Event()
         watcher = threading.Thread(target=_watch, args=(client, peaks, stop), daemon=True)
         try:
-            workers_before = set(client.scheduler_info()["workers"])
+            workers_before = set(client.sync(client.scheduler.identity)["workers"])
             watcher.start()
             df = dd.read_parquet(folder)
             X, y = df.drop(columns="y"), df["y"]
@@ -262,7 +262,7 @@ def part_ooc(quick: bool) -> pd.DataFrame:
                 client=client, n_estimators=50, learning_rate=0.1, early_stopping=False,
                 random_state=0).fit(X, y)
             s = time.perf_counter() - t
-            restarted = set(client.scheduler_info()["workers"]) != workers_before
+            restarted = set(client.sync(client.scheduler.identity)["workers"]) != workers_before
         finally:
             stop.set()
             watcher.join()

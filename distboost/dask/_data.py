@@ -323,6 +323,17 @@ def _set_categories(s, cats):
                      index=s.index, name=s.name)
 
 
+def cluster_workers(client) -> dict:
+    """The scheduler's workers now, ``{address: facts}``, asked of the scheduler itself.
+
+    Not ``client.scheduler_info()``: since distributed 2025 that returns the client's cached
+    identity, which a periodic refresh without per-worker facts can overwrite between the
+    fetch and the return (an empty ``"workers"`` on a busy machine).  The scheduler's
+    ``identity`` call is what XGBoost's Dask module asks too.
+    """
+    return dict(client.sync(client.scheduler.identity)["workers"])
+
+
 def place(client, data: TrainingFrame) -> TrainingFrame:
     """``data`` re-cut by position into one partition per worker, computed and held there.
 
@@ -335,7 +346,11 @@ def place(client, data: TrainingFrame) -> TrainingFrame:
     import dask
 
     dd = _dd()
-    info = client.scheduler_info()["workers"]
+    info = cluster_workers(client)
+    if not info:
+        raise RuntimeError(f"The Dask cluster of {client!r} has no worker to hold the "
+                           "training rows (all lost since the data were read?): start or "
+                           "wait for workers (client.wait_for_workers(n)) and fit again.")
     workers = sorted(info, key=lambda addr: (str(info[addr].get("name", "")), addr))
     lengths = data.partition_rows
     n = sum(lengths)

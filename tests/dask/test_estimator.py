@@ -198,6 +198,21 @@ def test_same_seed_gives_the_same_model_whatever_the_partitioning(seven_fits):
     assert fits["3"].dispersion_shift_ == fits["4"].dispersion_shift_
 
 
+def test_the_blocks_follow_the_scheduler_not_the_clients_cached_identity(client, monkeypatch):
+    """``client.scheduler_info()`` returns a cache that a periodic refresh without per-worker
+    facts can empty between its fetch and its return (a CI run on a busy machine got no
+    worker from it and an IndexError); the workers are asked of the scheduler instead."""
+    from distboost.dask._data import cluster_workers
+
+    monkeypatch.setattr(type(client), "scheduler_info", lambda self, *a, **k: {"workers": {}})
+    assert len(cluster_workers(client)) == 2
+    X, y = simulate(200)
+    Xd, yd = to_dask(X, y, npartitions=3)
+    model = DaskDistributionalRegressor(n_estimators=5, early_stopping=False, random_state=0,
+                                        client=client).fit(Xd, yd)
+    assert np.all(np.isfinite(model.to_local().predict_raw(X)))
+
+
 def test_a_target_offset_by_1e9_is_fitted_as_well_as_the_centred_one(seven_fits):
     # The two scores agreed to 1e-4 on data seeds 0, 1, 2, 7 and 8 (10 and 20 rounds).
     fits, X, y = seven_fits
@@ -301,6 +316,16 @@ def test_no_client_is_a_clear_error(monkeypatch):
         DaskDistributionalRegressor().fit(Xd, yd)
 
 
+def test_no_worker_left_to_hold_the_rows_is_a_clear_error(client, monkeypatch):
+    from distboost.dask import _data
+
+    monkeypatch.setattr(_data, "cluster_workers", lambda c: {})
+    X, y = simulate(50)
+    Xd, yd = to_dask(X, y, npartitions=1)
+    with pytest.raises(RuntimeError, match="has no worker to hold the training rows"):
+        DaskDistributionalRegressor(client=client).fit(Xd, yd)
+
+
 @pytest.mark.slow  # its own cluster, and a worker killed mid-training
 def test_a_worker_lost_mid_training_is_a_clear_error_and_keeps_no_model(monkeypatch):
     import threading
@@ -353,7 +378,8 @@ def test_the_errors_page_lists_the_dask_cases():
 
     page = (Path(__file__).resolve().parents[2] / "docs" / "errors.md").read_text()
     for case in ("a partition's dtypes differ", "y not aligned with X",
-                 "a worker lost mid-training", "no Dask client", "in-memory X for the Dask"):
+                 "a worker lost mid-training", "no Dask client",
+                 "no worker left to hold the rows", "in-memory X for the Dask"):
         assert case in page
 
 
