@@ -124,6 +124,11 @@ def _paths_part(part: pd.DataFrame, fc: Forecaster, n_paths: int, seed: int, dty
     return out
 
 
+def _first_series_rows(part: pd.DataFrame, id_col: str) -> pd.DataFrame:
+    """The rows of ``part``'s first series (none of an empty partition)."""
+    return part[part[id_col] == part[id_col].iloc[0]] if len(part) else part
+
+
 def _scattered(client, value):
     """``value`` held on every worker (a future), or None: large objects (the fitted
     forecaster with its trees, the static rows) then travel once, not in every graph."""
@@ -384,9 +389,15 @@ class DaskForecaster:
         return self._whole_series(both, fc.id_col, "y_hist and X_future")[0]
 
     def _first_series(self, y) -> pd.DataFrame:
-        """One whole series of ``y`` (the output's columns and dtypes)."""
-        key = y.head(1, npartitions=-1)[self.local_.id_col].iloc[0]
-        return y[y[self.local_.id_col] == key].compute()
+        """One whole series of ``y`` (the output's columns and dtypes): the first series of
+        the first partition that has rows, computed alone (one round trip, no pass over the
+        other partitions; every series lies whole in one partition)."""
+        for i in range(y.npartitions):
+            rows = y.get_partition(i).map_partitions(
+                _first_series_rows, self.local_.id_col, meta=y._meta).compute()
+            if len(rows):
+                return rows
+        raise ValueError("The histories to forecast from have no rows.")
 
     def _map(self, y, function, *args):
         """``function(part, local_, *args, x_dtypes, meta)`` over the partitions of ``y``,

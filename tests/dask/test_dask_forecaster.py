@@ -237,6 +237,13 @@ def test_params_round_trip_and_show_in_the_repr():
     assert repr(fc).startswith("DaskForecaster(horizon=5, plan_series=50, shuffle=True, ")
 
 
+def test_histories_without_rows_are_a_clear_error(fitted):
+    fc, train, _ = fitted
+    empty = dd.from_pandas(train.iloc[:0], npartitions=1)
+    with pytest.raises(ValueError, match="histories to forecast from have no rows"):
+        fc.predict_quantiles(LEVELS, y_hist=empty)
+
+
 def test_not_fitted_is_a_clear_error():
     from sklearn.exceptions import NotFittedError
 
@@ -248,7 +255,7 @@ def test_the_errors_page_lists_the_dask_forecaster_cases():
     from pathlib import Path
 
     text = (Path(db.__file__).resolve().parents[1] / "docs" / "errors.md").read_text()
-    for phrase in ("series cross partitions", "X lacks", "give X_future",
+    for phrase in ("series cross partitions", "X lacks", "give X_future", "have no rows",
                    "series_id=True is in-process only"):
         assert phrase in text
 
