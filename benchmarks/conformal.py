@@ -24,8 +24,9 @@ e. Aggregations of the five calibrated fold laws of ``cps`` with ``cv=5`` on the
    that average shrunk about its median by ``c`` with ``c^2 = (mean v - mean w) / mean s^2``
    (the ensemble's error is the members' less their spread, Krogh & Vedelsby 1995: ``v`` a
    member's variance, ``w`` the members' spread of medians, ``s^2`` the average's variance),
-   ``c`` from the training rows (what a fit can know) or from the test rows (a reference only:
-   it reads the rows it predicts).
+   ``c`` from the training rows (what a fit can know), from the test rows (a reference only:
+   it reads the rows it predicts), or row by row from the row's own folds
+   (``ConformalRegressor(aggregation="shrunk")``, its quantiles and intervals).
 
 Run: ``python benchmarks/conformal.py [--parts abcde] [--reps 30] [--splits N] [--datasets a,b]
 [--first-split K] [--a-methods "cps, cv=5;cqr, cv=5"]``
@@ -335,6 +336,15 @@ def part_e(splits: int, datasets: list[str], csv: Path | None = None) -> pd.Data
                 iv = np.asarray(cf.predict_interval(Xte, level))
                 out[f"cov{int(level * 100)}"] = _cover(*iv.T, yte) - level
             rows.append(out)
+            # The option itself: c of each row's own folds, its law's quantiles and intervals.
+            shrunk = cf.set_params(aggregation="shrunk")  # the same fits, another law
+            out = {"dataset": name, "split": s, "method": "aggregation='shrunk' (c per row)",
+                   "crps": _quantile_crps(yte, shrunk.predict_quantiles(Xte, E_GRID))}
+            for level in LEVELS:
+                iv = np.asarray(shrunk.predict_interval(Xte, level))
+                out[f"cov{int(level * 100)}"] = _cover(*iv.T, yte) - level
+            rows.append(out)
+            cf.set_params(aggregation="pool")
             for method, q in laws.items():
                 out = {"dataset": name, "split": s, "method": method,
                        "crps": _quantile_crps(yte, q[:, grid])}

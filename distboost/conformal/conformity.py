@@ -34,8 +34,12 @@ from collections.abc import Sequence
 
 import numpy as np
 import torch
+from scipy.special import ndtr
 
-__all__ = ["order_index", "order_statistic", "count_below", "fold_bisection"]
+from ..predictive import Predictive
+
+__all__ = ["order_index", "order_statistic", "count_below", "fold_bisection",
+           "calibration_scores"]
 
 #: Bisection steps of a cross-conformal bound (a bracket shrinks 2**-80: float64 exact).
 _BISECT = 80
@@ -109,3 +113,13 @@ def fold_bisection(score_at, tables, k: int, low: torch.Tensor, high: torch.Tens
         if integer and bool(((hi - lo) <= 1).all()):
             break
     return hi
+
+
+def calibration_scores(method: str, dist: Predictive, y: np.ndarray, seed: int) -> np.ndarray:
+    """The calibration scores of rows ``y`` under their predictive laws ``dist``."""
+    if method == "cps":
+        return dist.pit(y, random_state=seed)  # randomised for a discrete family
+    if method == "split":
+        sd = np.maximum(dist.stddev, 1e-300)
+        return ndtr((y - dist.mean) / sd)
+    return np.empty(len(y))

@@ -12,7 +12,9 @@ row, the intervals cover with probability at least the nominal level, whatever t
 models on K-fold splits and calibrates every row out of fold (cross-conformal predictive
 systems, Vovk et al. 2018; CV+, Barber et al. 2021), so that small data loses no rows to
 calibration; CV+ promises coverage of at least ``1 - 2 alpha`` in theory and is close to
-``1 - alpha`` in practice.
+``1 - alpha`` in practice.  ``aggregation="shrunk"`` combines the ``K`` calibrated laws by
+their quantile functions, narrowed by the folds' disagreement
+(:class:`~distboost.families.Calibrated`): no finite-sample guarantee, a measured coverage.
 
 References
 ----------
@@ -31,7 +33,6 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 import torch
-from scipy.special import ndtr
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.model_selection import KFold
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
@@ -42,7 +43,14 @@ from ..estimators import DistributionalRegressor, task_bar
 from ..families import Calibrated, get
 from ..persistence import estimator_from_dict, estimator_to_dict, loadable
 from ..predictive import Predictive
-from .conformity import count_below, fold_bisection, order_index, order_statistic
+from .checks import check_aggregation, check_family, check_level
+from .conformity import (
+    calibration_scores,
+    count_below,
+    fold_bisection,
+    order_index,
+    order_statistic,
+)
 from .groups import GroupCodes
 
 __all__ = ["ConformalRegressor"]
@@ -75,6 +83,13 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
         ``K`` >= 2: cross-conformal calibration, every row calibrated out of fold by one of
         ``K`` models (none lost to calibration, ``K`` fits).  None: one fit on ``1 -
         calibration_size`` of the rows, calibrated on the rest.
+    aggregation : {"pool", "shrunk"}, default="pool"
+        How the ``K`` calibrated fold laws of ``cv=K`` combine ("cps" and "split"): "pool",
+        their linear pool, whose intervals and quantiles are exact conformal bounds
+        (CV+, at least ``1 - 2 alpha`` in theory); "shrunk", the average of their quantile
+        functions narrowed by the folds' disagreement (Krogh & Vedelsby 1995), whose
+        intervals and quantiles are its own, with no finite-sample guarantee (continuous
+        families).  docs/conformal.md compares their coverage.
     mondrian : str, int or callable, default=None
         Group-conditional (Mondrian) calibration: a column of X (name or position) or a
         callable ``mondrian(X) -> labels`` of shape (n,); each group is calibrated on its own
@@ -116,17 +131,19 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
         "estimator": [HasMethods(["fit", "predict_dist"]), None],
         "method": [StrOptions({"cps", "cqr", "split"})],
         "cv": [Interval(Integral, 2, None, closed="left"), None],
+        "aggregation": [StrOptions({"pool", "shrunk"})],
         "mondrian": [str, Integral, callable, None],
         "calibration_size": [Interval(Real, 0.0, 1.0, closed="neither")],
         "random_state": ["random_state"],
         "progress": ["boolean", None],
     }
 
-    def __init__(self, estimator=None, *, method="cps", cv=5, mondrian=None,
-                 calibration_size=0.25, random_state=None, progress=False):
+    def __init__(self, estimator=None, *, method="cps", cv=5, aggregation="pool",
+                 mondrian=None, calibration_size=0.25, random_state=None, progress=False):
         self.estimator = estimator
         self.method = method
         self.cv = cv
+        self.aggregation = aggregation
         self.mondrian = mondrian
         self.calibration_size = calibration_size
         self.random_state = random_state
@@ -149,8 +166,9 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
         self
         """
         self._validate_params()
+        check_aggregation(self.aggregation, self.method, None)
         base = DistributionalRegressor() if self.estimator is None else self.estimator
-        _check_family(getattr(base, "family", None))
+        check_family(getattr(base, "family", None))
         if getattr(base, "epistemic_members", 0):
             raise ValueError(
                 f"The estimator has epistemic_members={base.epistemic_members}: each of the "
@@ -183,7 +201,8 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
             if bar is not None:
                 bar.close()
         family = models[0].family_
-        _check_family(family)
+        check_family(family)
+        check_aggregation(self.aggregation, self.method, family)
         rows, folds = np.concatenate(rows), np.concatenate(folds)
         params = {p: np.empty(rows.size) for p in family.param_names}
         scores = np.empty(rows.size)
@@ -192,7 +211,7 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
             dist = model.predict_dist(take_rows(X, rows[mine]))
             for p, v in dist.params.items():
                 params[p][mine] = v
-            scores[mine] = _score(self.method, dist, y[rows[mine]], seed + k)
+            scores[mine] = calibration_scores(self.method, dist, y[rows[mine]], seed + k)
         self.estimators_ = models
         self.family_ = family
         self.groups_ = codes.labels
@@ -265,7 +284,8 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
         (:class:`~distboost.families.Calibrated`); quantiles, CRPS, PIT and plots work as
         for any Predictive.  Its quantiles interpolate between the calibration scores;
         :meth:`predict_interval` and :meth:`predict_quantiles` give the exact conformal
-        bounds with the finite-sample guarantee.
+        bounds with the finite-sample guarantee.  ``aggregation="shrunk"``: the folds'
+        quantile functions averaged and narrowed instead (``Calibrated``'s notes).
 
         Returns
         -------
@@ -278,7 +298,7 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
                 "law: use predict_interval / predict_quantiles, or method='cps' for a "
                 "calibrated predictive distribution.")
         members = self._member_params(X)
-        family = Calibrated(self._inner(), self._tables())
+        family = Calibrated(self._inner(), self._tables(), aggregation=self.aggregation)
         if len(members) == 1:
             params = dict(members[0])
         else:
@@ -357,15 +377,18 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
 
     def predict_interval(self, X, level: float = 0.9):
         """Conformal prediction intervals with coverage at least ``level`` (marginally, over
-        exchangeable rows; see the module docstring).
+        exchangeable rows; see the module docstring); with ``aggregation="shrunk"`` the
+        calibrated law's central interval (a measured coverage, no guarantee).
 
         Returns
         -------
         ndarray of shape (n, 2), or a DataFrame (``lower``, ``upper``) with X's index
         """
-        level = _check_level(level)
+        level = check_level(level)
         if self.method == "cqr":
             lower, upper = self._cqr(X, level)
+        elif self._shrunk():
+            lower, upper = self._law_quantiles(X, [(1 - level) / 2, (1 + level) / 2]).T
         else:
             lower = self._z_order(X, lambda n: order_index(n, level, upper=False))
             upper = self._z_order(X, lambda n: order_index(n, level, upper=True))
@@ -375,7 +398,8 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
         return out
 
     def predict_quantiles(self, X, quantiles=(0.05, 0.5, 0.95)):
-        """Conformal quantiles: ``Q(q)`` with ``P(y <= Q(q)) >= q`` for every level ``q``.
+        """Conformal quantiles: ``Q(q)`` with ``P(y <= Q(q)) >= q`` for every level ``q``
+        (with ``aggregation="shrunk"``: the calibrated law's quantiles, no guarantee).
 
         Returns
         -------
@@ -384,8 +408,8 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
         levels = np.atleast_1d(np.asarray(quantiles, dtype=np.float64))
         if not np.all((levels > 0) & (levels < 1)):
             raise ValueError(f"quantiles must lie in (0, 1); got {levels.tolist()}.")
-        cols = []
-        for q in levels:
+        cols = [] if not self._shrunk() else list(self._law_quantiles(X, levels).T)
+        for q in levels[len(cols):]:
             if self.method == "cqr":
                 cols.append(self._cqr_quantile(X, float(q)))
             else:
@@ -394,6 +418,14 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
         if isinstance(X, pd.DataFrame):
             return pd.DataFrame(out, index=X.index, columns=[f"q{v:g}" for v in levels])
         return out
+
+    def _shrunk(self) -> bool:
+        check_is_fitted(self)
+        return self.aggregation == "shrunk" and len(self.estimators_) > 1
+
+    def _law_quantiles(self, X, levels) -> np.ndarray:
+        """Quantiles of :meth:`predict_dist`'s law, (n, len(levels))."""
+        return self.predict_dist(X).quantile(np.asarray(levels, dtype=np.float64))
 
     # ------------------------------------------------------------------ CQR
     def _cal_quantiles(self, levels) -> np.ndarray:
@@ -560,38 +592,3 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
         tags.input_tags.allow_nan = True
         tags.regressor_tags.poor_score = True
         return tags
-
-
-def _check_family(family) -> None:
-    """Censored and vector families are refused before any fit."""
-    if family is None or (isinstance(family, str) and family == "auto"):
-        return
-    fam = get(family)
-    if fam.name.startswith("censored_") or getattr(fam, "kind", "") == "censored":
-        raise ValueError(
-            f"ConformalRegressor does not calibrate censored targets (family {fam.name!r}): "
-            "a censored row's score is an interval, for which no conformal method is built "
-            "here yet. Use the censored model's own survival scores (db.metrics.survival_crps, "
-            "d_calibration).")
-    if fam.multivariate:
-        raise ValueError(f"ConformalRegressor calibrates a scalar target; family "
-                         f"{fam.name!r} models vectors.")
-    if fam.classification:
-        raise ValueError(f"ConformalRegressor calibrates regression targets; family "
-                         f"{fam.name!r} is a classification family.")
-
-
-def _check_level(level) -> float:
-    if not (isinstance(level, Real) and 0.0 < float(level) < 1.0):
-        raise ValueError(f"level must be a float in (0, 1); got {level!r}.")
-    return float(level)
-
-
-def _score(method: str, dist: Predictive, y: np.ndarray, seed: int) -> np.ndarray:
-    """The calibration scores of rows ``y`` under their predictive laws ``dist``."""
-    if method == "cps":
-        return dist.pit(y, random_state=seed)  # randomised for a discrete family
-    if method == "split":
-        sd = np.maximum(dist.stddev, 1e-300)
-        return ndtr((y - dist.mean) / sd)
-    return np.empty(len(y))

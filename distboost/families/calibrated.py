@@ -22,12 +22,27 @@ parameters of fold ``k``'s model are named ``<param>_<k>``.  Mondrian calibratio
 2005, ch. 4.5) keeps one set of maps per group; a row's ``group`` parameter (an integer code)
 picks its set.
 
+``aggregation="shrunk"`` combines the folds' calibrated laws by their quantile functions
+instead (Vincentisation, Ratcliff 1979): ``Q(p) = m + c (Q_bar(p) - m)``, with ``Q_bar`` the
+mean of the folds' quantile functions ``Q_k = F_k^{-1} o G_k^{-1}``, ``m = Q_bar(1/2)``, and a
+factor ``c`` of each row's own members: ``c^2 = (mean_k s_k^2 - w) / s_bar^2``, ``s_k`` fold
+``k``'s half-width between its 0.1587 and 0.8413 quantiles (a standard deviation for a
+Normal), ``w`` the variance of the folds' medians and ``s_bar`` the half-width of ``Q_bar``;
+``c^2`` is clipped to [1/4, 4].  The average of models errs by the members' mean squared
+error less their spread (Krogh & Vedelsby 1995): a calibrated member's spread ``s_k^2``
+stands for its error, so the average's law is narrowed by the members' disagreement ``w``.
+It is not a linear pool, and it has no finite-sample guarantee: its coverage is measured
+(docs/benchmarks.md, "Conformal calibration").  Continuous families only.
+
 References
 ----------
 Vovk, V., Shen, J., Manokhin, V. & Xie, M. (2017). Nonparametric predictive distributions
 based on conformal prediction. PMLR 60.  Vovk, V., Nouretdinov, I., Manokhin, V. & Gammerman,
 A. (2018). Cross-conformal predictive distributions. PMLR 91.  Vovk, V., Gammerman, A. &
-Shafer, G. (2005). Algorithmic Learning in a Random World, Springer.
+Shafer, G. (2005). Algorithmic Learning in a Random World, Springer.  Ratcliff, R. (1979).
+Group reaction time distributions and an analysis of distribution statistics. Psychological
+Bulletin 86(3).  Krogh, A. & Vedelsby, J. (1995). Neural network ensembles, cross
+validation, and active learning. NIPS 7.
 """
 
 from __future__ import annotations
@@ -44,10 +59,16 @@ from .registry import register_wrapper
 from .truncated import _U, _W
 from .wrapper import Wrapped
 
-__all__ = ["Calibrated", "TAIL"]
+__all__ = ["Calibrated", "TAIL", "AGGREGATIONS"]
 
 #: Calibration PIT values are kept within [TAIL, 1 - TAIL] in the knots (see the module notes).
 TAIL = 1e-9
+#: How several folds' calibrated laws combine (module notes).
+AGGREGATIONS = ("pool", "shrunk")
+#: The levels whose half-distance is a law's spread in ``aggregation="shrunk"`` (a Normal's
+#: mean -/+ one standard deviation), and the range of ``c^2``.
+_SPREAD_LEVELS = (0.15865525393145707, 0.8413447460685429)
+_C2_RANGE = (0.25, 4.0)
 
 
 def _ragged(tables) -> list[list[np.ndarray]]:
@@ -78,6 +99,10 @@ class Calibrated(Wrapped):
     tables : sequence of sequences of array_like
         ``tables[g][k]``: the calibration PIT values of group ``g`` scored by fold ``k``'s
         model (values in [0, 1]); one group and one fold for split conformal calibration.
+    aggregation : {"pool", "shrunk"}, default="pool"
+        How several folds combine: their linear pool (the cross-conformal predictive
+        system), or their quantile functions averaged and narrowed by the folds'
+        disagreement (module notes; continuous families only).
 
     Notes
     -----
@@ -90,11 +115,18 @@ class Calibrated(Wrapped):
     prefix = "calibrated_"
     default_step = "gradient"
 
-    def __init__(self, family, tables, links=None):
+    def __init__(self, family, tables, links=None, aggregation: str = "pool"):
         self._wrap(family, links)
         if self.inner.multivariate:
             raise ValueError(f"Family {self.inner.name!r} is multivariate: PIT calibration "
                              "needs a scalar target.")
+        if aggregation not in AGGREGATIONS:
+            raise ValueError(f"aggregation must be one of {list(AGGREGATIONS)}; got "
+                             f"{aggregation!r}.")
+        if aggregation == "shrunk" and self.inner.discrete:
+            raise ValueError(f"aggregation='shrunk' averages quantile functions, which leaves "
+                             f"the integers of family {self.inner.name!r}: use 'pool'.")
+        self.aggregation = aggregation
         self.tables = _ragged(tables)
         self.n_groups, self.n_folds = len(self.tables), len(self.tables[0])
         counts = np.array([[t.size for t in row] for row in self.tables], dtype=np.float64)
@@ -106,10 +138,16 @@ class Calibrated(Wrapped):
 
     def __repr__(self) -> str:
         sizes = [[t.size for t in row] for row in self.tables]
-        return f"Calibrated({self.inner!r}, tables of sizes {sizes})"
+        extra = "" if self.aggregation == "pool" else f", aggregation={self.aggregation!r}"
+        return f"Calibrated({self.inner!r}, tables of sizes {sizes}{extra})"
 
     def _state_args(self) -> dict:
-        return {"tables": [[t.tolist() for t in row] for row in self.tables]}
+        out = {"tables": [[t.tolist() for t in row] for row in self.tables]}
+        return out if self.aggregation == "pool" else {**out, "aggregation": self.aggregation}
+
+    @property
+    def _shrunk(self) -> bool:
+        return self.aggregation == "shrunk" and self.n_folds > 1
 
     @property
     def param_names(self) -> tuple[str, ...]:
@@ -184,6 +222,8 @@ class Calibrated(Wrapped):
     # ------------------------------------------------------------------ distribution functions
     def cdf(self, params, y):
         y = torch.as_tensor(y, dtype=torch.float64)
+        if self._shrunk:
+            return self._shrunk_cdf(params, y)
         out = torch.zeros(broadcast_shapes(y.shape, (self._rows(params),)),
                           dtype=torch.float64)
         groups = self._groups(params, self._rows(params))
@@ -200,6 +240,8 @@ class Calibrated(Wrapped):
             with torch.no_grad():
                 mass = self.cdf(params, y) - self.cdf(params, y - 1.0)
             return torch.log(mass)
+        if self._shrunk:
+            return self._shrunk_log_prob(params, y)
         shape = broadcast_shapes(y.shape, (self._rows(params),))
         out = torch.full(shape, -math.inf, dtype=torch.float64)
         folds = [self._fold_params(params, k) for k in range(self.n_folds)]
@@ -215,6 +257,8 @@ class Calibrated(Wrapped):
         n = self._rows(params)
         if self.n_folds == 1:
             return self._fold_quantile(params, 0, q, n)
+        if self._shrunk:
+            return self._shrunk_icdf(params, q, n)
         if self.inner.discrete:
             return invert_cdf(lambda v: self.cdf(params, v), q, self.support)
         # The mixture's quantile lies between its folds' own quantiles (each C_k(x_k) = q):
@@ -234,6 +278,62 @@ class Calibrated(Wrapped):
         for g, rows in self._groups(params, n):  # each row's raw level by its group's map
             level = torch.where(rows, self._map_inverse(g, k, q), level)
         return self.inner.icdf(self._fold_params(params, k), level)
+
+    # ------------------------------------------------------------------ aggregation="shrunk"
+    def _centre_and_factor(self, params, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Each row's ``m`` and ``c`` (module notes), shape (n,)."""
+        lo, hi = (torch.full((n,), a, dtype=torch.float64) for a in _SPREAD_LEVELS)
+        half = torch.full((n,), 0.5, dtype=torch.float64)
+        folds = range(self.n_folds)
+        spread = torch.stack([(self._fold_quantile(params, k, hi, n)
+                               - self._fold_quantile(params, k, lo, n)) / 2 for k in folds])
+        medians = torch.stack([self._fold_quantile(params, k, half, n) for k in folds])
+        v, w = (spread ** 2).mean(0), medians.var(0, unbiased=False)
+        s2 = spread.mean(0) ** 2
+        c2 = torch.where(s2 > 0, (v - w) / s2.clamp_min(1e-300), torch.ones_like(s2))
+        return medians.mean(0), torch.sqrt(c2.clamp(*_C2_RANGE))
+
+    def _shrunk_icdf(self, params, q: torch.Tensor, n: int, centre=None) -> torch.Tensor:
+        m, c = self._centre_and_factor(params, n) if centre is None else centre
+        avg = torch.stack([self._fold_quantile(params, k, q, n)
+                           for k in range(self.n_folds)]).mean(0)
+        return m + c * (avg - m)
+
+    def _shrunk_level(self, params, y: torch.Tensor) -> torch.Tensor:
+        """``p`` with ``Q(p) = y`` by bisection on (0, 1), elementwise (``Q`` increases)."""
+        n = self._rows(params)
+        centre = self._centre_and_factor(params, n)
+        shape = broadcast_shapes(y.shape, (n,))
+        lo = torch.zeros(shape, dtype=torch.float64)
+        hi = torch.ones(shape, dtype=torch.float64)
+        return _bisect(lambda p: self._shrunk_icdf(params, p, n, centre), y.expand(shape),
+                       lo, hi, rtol=0.0, atol=1e-16)
+
+    def _shrunk_cdf(self, params, y: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            return self._shrunk_level(params, y)
+
+    def _shrunk_log_prob(self, params, y: torch.Tensor) -> torch.Tensor:
+        """``-log Q'(p)`` at ``p = C(y)``: ``Q' = c mean_k 1 / (g_k(u_k) f_k(x_k))``, with
+        ``u_k = G_k^{-1}(p)`` and ``x_k = F_k^{-1}(u_k)``."""
+        n = self._rows(params)
+        with torch.no_grad():
+            p = self._shrunk_level(params, y)
+            _, c = self._centre_and_factor(params, n)
+            slopes = []
+            for k in range(self.n_folds):
+                u = torch.zeros_like(p)
+                log_g = torch.zeros_like(p)
+                for g, rows in self._groups(params, n):
+                    u_g = self._map_inverse(g, k, p)
+                    u = torch.where(rows, u_g, u)
+                    log_g = torch.where(rows, torch.log(self._map(g, k, u_g, density=True)),
+                                        log_g)
+                x = self.inner.icdf(self._fold_params(params, k), u)
+                slopes.append(-log_g - self.inner.log_prob(self._fold_params(params, k), x))
+            log_slope = torch.logsumexp(torch.stack(slopes), 0) - math.log(self.n_folds)
+            out = -(torch.log(c) + log_slope)
+        return torch.where((p > 0) & (p < 1), out, torch.full_like(out, -math.inf))
 
     def log_cdf(self, params, y):
         return torch.log(self.cdf(params, y))
@@ -272,8 +372,8 @@ class Calibrated(Wrapped):
         return self._moments(params)[1]
 
 
-def _from_state(family, tables, **kwargs):
-    return Calibrated(family, tables, **kwargs)
+def _from_state(family, tables, aggregation="pool", **kwargs):
+    return Calibrated(family, tables, aggregation=aggregation, **kwargs)
 
 
 register_wrapper("calibrated", _from_state)

@@ -101,3 +101,77 @@ def test_pit_values_of_exactly_0_and_1_put_no_mass_at_an_infinite_end():
         np.testing.assert_allclose(float(fam.cdf(params, _t([st.norm.ppf(TAIL)]))), 1 / 20,
                                    rtol=1e-6)
         assert abs(float(mean)) < 1e-6  # symmetric table, symmetric law
+
+
+def _folds(rng, n, K):
+    """K calibrated Normal fold laws at n rows: tables and parameters."""
+    tables = [[np.sort(rng.beta(1.4, 1.2, size=30 + 3 * k)) for k in range(K)]]
+    params = {}
+    for k in range(K):
+        params[f"loc_{k}"] = _t(rng.normal(0.0, 0.3, size=n))
+        params[f"scale_{k}"] = _t(np.exp(rng.normal(0.0, 0.2, size=n)))
+    return tables, params
+
+
+def _fold_quantile_by_hand(table, loc, scale, p):
+    """``F^{-1}(G^{-1}(p))`` with scipy: G's knots 0, the table, 1 at j / (c + 1)."""
+    knots = np.r_[0.0, np.clip(table, 1e-9, 1 - 1e-9), 1.0]
+    u = np.interp(p, np.arange(knots.size) / (knots.size - 1), knots)
+    return st.norm(loc, scale).ppf(u)
+
+
+def test_shrunk_quantiles_are_the_narrowed_average_of_the_folds_quantiles():
+    from distboost.families.calibrated import _SPREAD_LEVELS
+
+    rng = np.random.default_rng(3)
+    tables, params = _folds(rng, 4, 5)
+    fam = Calibrated("normal", tables, aggregation="shrunk")
+    p = np.array([0.02, 0.3, 0.5, 0.77, 0.99])
+    hand = np.stack([[_fold_quantile_by_hand(tables[0][k], params[f"loc_{k}"].numpy(),
+                                             params[f"scale_{k}"].numpy(), a)
+                      for a in (*p, *_SPREAD_LEVELS)] for k in range(5)])  # (K, levels, n)
+    half = np.stack([_fold_quantile_by_hand(tables[0][k], params[f"loc_{k}"].numpy(),
+                                            params[f"scale_{k}"].numpy(), 0.5)
+                     for k in range(5)])
+    spread = (hand[:, -1] - hand[:, -2]) / 2
+    c2 = ((spread ** 2).mean(0) - half.var(0)) / spread.mean(0) ** 2
+    m = half.mean(0)
+    want = m + np.sqrt(np.clip(c2, 0.25, 4.0)) * (hand[:, :len(p)].mean(0) - m)
+    got = fam.icdf(params, _t(np.repeat(p[:, None], 4, axis=1))).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    assert np.all(np.sqrt(np.clip(c2, 0.25, 4.0)) < 1.0)  # the folds disagree: narrower
+    # The median is the folds' mean median, whatever c.
+    np.testing.assert_allclose(got[2], m, rtol=1e-12)
+
+
+def test_shrunk_law_cdf_inverts_its_quantiles_and_its_density_integrates_to_one():
+    rng = np.random.default_rng(4)
+    tables, params = _folds(rng, 1, 4)
+    fam = Calibrated("normal", tables, aggregation="shrunk")
+    q = _t([[0.01], [0.4], [0.5], [0.93]])
+    np.testing.assert_allclose(fam.cdf(params, fam.icdf(params, q)).numpy(), q.numpy(),
+                               atol=1e-12)
+    # Between two quantiles the density's integral is their levels' difference (the
+    # density is smooth between the kinks of the piecewise-linear maps: many small pieces).
+    lo, hi = (float(fam.icdf(params, _t([a]))) for a in (0.05, 0.95))
+    grid = np.linspace(lo, hi, 40001)
+    dens = torch.exp(fam.log_prob(params, _t(grid[:, None]))).numpy()[:, 0]
+    assert abs(np.trapezoid(dens, grid) - 0.9) < 1e-4
+    y, h = 0.37, 1e-6
+    slope = (fam.cdf(params, _t([y + h])) - fam.cdf(params, _t([y - h]))) / (2 * h)
+    np.testing.assert_allclose(float(torch.exp(fam.log_prob(params, _t([y])))), float(slope),
+                               rtol=1e-4)
+    assert np.isfinite(fam.mean(params).numpy()).all()
+
+
+def test_shrunk_state_round_trip_and_clear_errors():
+    rng = np.random.default_rng(5)
+    tables, params = _folds(rng, 3, 2)
+    fam = Calibrated("normal", tables, aggregation="shrunk")
+    back = db.families.from_state(fam.get_state())
+    assert back.aggregation == "shrunk"
+    assert torch.equal(back.icdf(params, _t([0.2])), fam.icdf(params, _t([0.2])))
+    with pytest.raises(ValueError, match="leaves the integers of family 'poisson'"):
+        Calibrated("poisson", tables, aggregation="shrunk")
+    with pytest.raises(ValueError, match=r"aggregation must be one of \['pool', 'shrunk'\]"):
+        Calibrated("normal", tables, aggregation="mean")
