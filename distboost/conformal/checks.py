@@ -5,9 +5,44 @@ from __future__ import annotations
 
 from numbers import Real
 
+import numpy as np
+import pandas as pd
+from sklearn.utils import check_array
+
 from ..families import get
 
-__all__ = ["check_family", "check_level", "check_aggregation"]
+__all__ = ["check_family", "check_level", "check_aggregation", "check_rows", "check_y"]
+
+
+def check_rows(X):
+    """A DataFrame as it is (its columns name the Mondrian groups; the models check it);
+    anything else a 2-D ndarray (lists and array-likes; sparse input is refused, as by the
+    models: their trees read dense rows)."""
+    if isinstance(X, pd.DataFrame):
+        return X
+    return check_array(X, dtype=None, ensure_all_finite=False, input_name="X")
+
+
+def check_y(y) -> np.ndarray:
+    """A scalar target of shape (n,); a column vector is used as 1-D with scikit-learn's
+    warning."""
+    import warnings
+
+    from sklearn.exceptions import DataConversionWarning
+
+    if y is None:
+        raise ValueError("ConformalRegressor requires y to be passed, but the target y is "
+                         "None.")
+    y = np.asarray(y.to_numpy() if isinstance(y, pd.Series | pd.DataFrame) else y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn("A column-vector y was passed when a 1d array was expected; it is used "
+                      "as a 1-D array.", DataConversionWarning, stacklevel=3)
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(
+            f"ConformalRegressor calibrates a scalar target; y has shape {y.shape} "
+            "(censored bounds and vector targets are not supported).")
+    return y
 
 
 def check_family(family) -> None:

@@ -43,7 +43,7 @@ from ..estimators import DistributionalRegressor, task_bar
 from ..families import Calibrated, get
 from ..persistence import estimator_from_dict, estimator_to_dict, loadable
 from ..predictive import Predictive
-from .checks import check_aggregation, check_family, check_level
+from .checks import check_aggregation, check_family, check_level, check_rows, check_y
 from .conformity import (
     calibration_scores,
     count_below,
@@ -175,11 +175,7 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
                 "ConformalRegressor's fold models would train them, and its "
                 "predict_uncertainty uses the fold models themselves. Set "
                 "epistemic_members=0 on the estimator.")
-        y = np.asarray(y.to_numpy() if isinstance(y, pd.Series | pd.DataFrame) else y)
-        if y.ndim != 1:
-            raise ValueError(
-                f"ConformalRegressor calibrates a scalar target; y has shape {y.shape} "
-                "(censored bounds and vector targets are not supported).")
+        X, y = check_rows(X), check_y(y)
         n = check_consistent_rows(X=X, y=y)
         w = check_sample_weight(sample_weight, n)
         seed = int_seed(self.random_state)
@@ -238,7 +234,8 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
             perm = np.random.default_rng(seed).permutation(n)
             return [(np.sort(perm[n_cal:]), np.sort(perm[:n_cal]))]
         if n < 2 * self.cv:
-            raise ValueError(f"cv={self.cv} needs at least {2 * self.cv} rows; got {n}.")
+            raise ValueError(f"cv={self.cv} needs at least {2 * self.cv} rows; got "
+                             f"n_samples={n}.")
         return list(KFold(self.cv, shuffle=True, random_state=seed).split(np.arange(n)))
 
     def _warn_small_groups(self) -> None:
@@ -291,6 +288,7 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
         -------
         Predictive of length n
         """
+        X = check_rows(X)
         check_is_fitted(self)
         if self.method == "cqr":
             raise ValueError(
@@ -310,6 +308,7 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
     def predict(self, X) -> np.ndarray:
         """Mean of the calibrated predictive law ("cps", "split"); for "cqr" the mean of the
         models' means.  ndarray of shape (n,)."""
+        X = check_rows(X)
         if self.method == "cqr":
             check_is_fitted(self)
             return np.mean([m.predict(X) for m in self.estimators_], axis=0)
@@ -384,6 +383,7 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
         -------
         ndarray of shape (n, 2), or a DataFrame (``lower``, ``upper``) with X's index
         """
+        X = check_rows(X)
         level = check_level(level)
         if self.method == "cqr":
             lower, upper = self._cqr(X, level)
@@ -405,6 +405,7 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
         -------
         ndarray of shape (n, len(quantiles)), or a DataFrame (``q0.05``, ...) with X's index
         """
+        X = check_rows(X)
         levels = np.atleast_1d(np.asarray(quantiles, dtype=np.float64))
         if not np.all((levels > 0) & (levels < 1)):
             raise ValueError(f"quantiles must lie in (0, 1); got {levels.tolist()}.")
@@ -513,6 +514,7 @@ class ConformalRegressor(RegressorMixin, BaseEstimator):
         DataFrame of shape (n, 3)
             Columns ``aleatoric``, ``epistemic``, ``total``; X's index when X is a DataFrame.
         """
+        X = check_rows(X)
         check_is_fitted(self)
         index = X.index if isinstance(X, pd.DataFrame) else None
         if len(self.estimators_) == 1:

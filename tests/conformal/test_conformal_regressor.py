@@ -9,10 +9,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.sparse as sp
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import distboost as db
 from distboost.conformal.conformity import order_index
@@ -209,7 +211,7 @@ ERRORS = {
         r"y has shape \(40, 2\) \(censored bounds"),
     "too few rows for the folds": (
         lambda: db.ConformalRegressor().fit(*_tiny()), ValueError,
-        "cv=5 needs at least 10 rows; got 6"),
+        "cv=5 needs at least 10 rows; got n_samples=6"),
     "too few rows for a calibration split": (
         lambda: db.ConformalRegressor(cv=None).fit(_tiny()[0][:2], _tiny()[1][:2]), ValueError,
         "leaves 0 calibration and 2 training rows"),
@@ -233,6 +235,13 @@ ERRORS = {
         lambda: db.ConformalRegressor(db.DistributionalRegressor(epistemic_members=3))
         .fit(*_heavy(40, 8)), ValueError,
         "The estimator has epistemic_members=3: each of the ConformalRegressor's fold models"),
+    "y is None": (
+        lambda: db.ConformalRegressor().fit(_heavy(40, 8)[0], None), ValueError,
+        "ConformalRegressor requires y to be passed, but the target y is None"),
+    "sparse X": (
+        lambda: db.ConformalRegressor().fit(sp.csr_matrix(_heavy(40, 8)[0]), _heavy(40, 8)[1]),
+        TypeError,
+        "Sparse data was passed for X, but dense data is required"),
     "aggregation=\"shrunk\" with method=\"cqr\"": (
         lambda: db.ConformalRegressor(method="cqr", aggregation="shrunk").fit(*_heavy(40, 8)),
         ValueError, "aggregation='shrunk' combines the fold models' calibrated laws; "
@@ -312,3 +321,19 @@ def test_cross_conformal_quantiles_keep_their_digits_at_a_large_offset():
         out.append((dist.quantile([0.05, 0.5, 0.95]) - offset, dist.variance))
     np.testing.assert_allclose(out[1][0], out[0][0], atol=2e-6)  # float64 spacing at 1e9
     np.testing.assert_allclose(out[1][1], out[0][1], rtol=2e-4)  # quadrature sums of 1e9s
+
+
+# scikit-learn's estimator checks: lists and array-likes, sparse input refused, a column-vector
+# y, one sample, y=None.  Expected to fail as for DistributionalRegressor (a leaf's minimum
+# size counts rows, not weights); the check also passes its own splits as cv, which takes an
+# int or None.
+@parametrize_with_checks(
+    [db.ConformalRegressor(db.DistributionalRegressor(n_estimators=5, early_stopping=False,
+                                                      random_state=0), cv=3,
+                           aggregation=aggregation, random_state=0)
+     for aggregation in ("pool", "shrunk")],
+    expected_failed_checks=lambda est: {
+        "check_sample_weight_equivalence_on_dense_data":
+            "min_child_samples counts rows, not weights; cv takes an int or None"})
+def test_sklearn_compatible_estimator(estimator, check):
+    check(estimator)
