@@ -297,7 +297,8 @@ class Calibrated(Wrapped):
         m, c = self._centre_and_factor(params, n) if centre is None else centre
         avg = torch.stack([self._fold_quantile(params, k, q, n)
                            for k in range(self.n_folds)]).mean(0)
-        return m + c * (avg - m)
+        # c > 1 widens the average: kept inside the support (a positive family stays >= 0).
+        return (m + c * (avg - m)).clamp(self.inner.support.low, self.inner.support.high)
 
     def _shrunk_level(self, params, y: torch.Tensor) -> torch.Tensor:
         """``p`` with ``Q(p) = y`` by bisection on (0, 1), elementwise (``Q`` increases)."""

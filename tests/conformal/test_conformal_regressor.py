@@ -323,6 +323,21 @@ def test_cross_conformal_quantiles_keep_their_digits_at_a_large_offset():
     np.testing.assert_allclose(out[1][1], out[0][1], rtol=2e-4)  # quadrature sums of 1e9s
 
 
+def test_shrunk_intervals_of_a_target_with_many_zeros_stay_in_the_support():
+    """A Tweedie law has an atom at 0 (60 % of these rows): the shrunk average is widened
+    (c > 1) where the folds' spreads differ, and its lower bounds went below 0 (to -0.017
+    here) before its quantiles were kept in the support."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = np.where(rng.random(200) < 0.6, 0.0, np.abs(X[:, 0] + rng.normal(size=200)))
+    cf = db.ConformalRegressor(db.DistributionalRegressor(family="tweedie", n_estimators=20,
+                                                          early_stopping=False, random_state=0),
+                               aggregation="shrunk", random_state=0).fit(X, y)
+    iv = np.asarray(cf.predict_interval(X, 0.9))
+    assert iv[:, 0].min() >= 0.0 and np.all(iv[:, 1] > iv[:, 0])
+    assert np.all(cf.predict_dist(X[:20]).quantile(np.array([0.01, 0.5])) >= 0.0)
+
+
 # scikit-learn's estimator checks: lists and array-likes, sparse input refused, a column-vector
 # y, one sample, y=None.  Expected to fail as for DistributionalRegressor (a leaf's minimum
 # size counts rows, not weights); the check also passes its own splits as cv, which takes an
