@@ -3,10 +3,12 @@ fit; the level of an interval; the aggregation of the fold laws against the meth
 
 from __future__ import annotations
 
+import warnings
 from numbers import Real
 
 import numpy as np
 import pandas as pd
+from sklearn.exceptions import DataConversionWarning
 from sklearn.utils import check_array
 
 from ..families import get
@@ -26,10 +28,6 @@ def check_rows(X):
 def check_y(y) -> np.ndarray:
     """A scalar target of shape (n,); a column vector is used as 1-D with scikit-learn's
     warning."""
-    import warnings
-
-    from sklearn.exceptions import DataConversionWarning
-
     if y is None:
         raise ValueError("ConformalRegressor requires y to be passed, but the target y is "
                          "None.")
