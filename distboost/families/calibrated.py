@@ -350,8 +350,13 @@ class Calibrated(Wrapped):
     def _moments(self, params):
         """Mean and variance: an exact sum over the integers for a discrete family (up to
         the 1 - 1e-12 quantile), else 200-point Gauss-Legendre quadrature of the quantile
-        function (as :class:`~distboost.families.Truncated`)."""
+        function (as :class:`~distboost.families.Truncated`); for the pool of several folds,
+        of each fold's own quantile function (closed form where the family's is), combined
+        as a mixture's (the weighted means, and the weighted variances plus the spread of the
+        means): the pool's quantile function would need a bisection at every node."""
         n = self._rows(params)
+        if self.n_folds > 1 and not self._shrunk and not self.inner.discrete:
+            return self._pool_moments(params, n)
         if self.inner.discrete:
             top = self.icdf(params, torch.full((n,), 1.0 - 1e-12, dtype=torch.float64))
             low = max(self.support.low, 0.0)
@@ -365,6 +370,22 @@ class Calibrated(Wrapped):
         w = torch.as_tensor(_W)[:, None]
         mean = (w * x).sum(dim=0)
         return mean, (w * (x - mean) ** 2).sum(dim=0)
+
+    def _pool_moments(self, params, n: int):
+        u = torch.as_tensor(_U)[:, None].expand(len(_U), n)
+        w = torch.as_tensor(_W)[:, None]
+        means, variances = [], []
+        for k in range(self.n_folds):
+            x = self._fold_quantile(params, k, u, n)
+            mean_k = (w * x).sum(dim=0)
+            means.append(mean_k)
+            variances.append((w * (x - mean_k) ** 2).sum(dim=0))
+        share = torch.zeros((self.n_folds, n), dtype=torch.float64)
+        for g, rows in self._groups(params, n):  # each row's folds weighted by its group's
+            share = torch.where(rows, torch.as_tensor(self._weights[g])[:, None], share)
+        means, variances = torch.stack(means), torch.stack(variances)
+        mean = (share * means).sum(dim=0)
+        return mean, (share * (variances + (means - mean) ** 2)).sum(dim=0)
 
     def mean(self, params):
         return self._moments(params)[0]

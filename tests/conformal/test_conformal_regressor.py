@@ -342,13 +342,26 @@ def test_shrunk_intervals_of_a_target_with_many_zeros_stay_in_the_support():
 # y, one sample, y=None.  Expected to fail as for DistributionalRegressor (a leaf's minimum
 # size counts rows, not weights); the check also passes its own splits as cv, which takes an
 # int or None.
-@parametrize_with_checks(
-    [db.ConformalRegressor(db.DistributionalRegressor(n_estimators=5, early_stopping=False,
-                                                      random_state=0), cv=3,
-                           aggregation=aggregation, random_state=0)
-     for aggregation in ("pool", "shrunk")],
-    expected_failed_checks=lambda est: {
-        "check_sample_weight_equivalence_on_dense_data":
-            "min_child_samples counts rows, not weights; cv takes an int or None"})
+def _checked(aggregation):
+    return db.ConformalRegressor(db.DistributionalRegressor(n_estimators=5,
+                                                            early_stopping=False,
+                                                            random_state=0),
+                                 cv=3, aggregation=aggregation, random_state=0)
+
+
+def _expected_failed_checks(estimator):
+    return {"check_sample_weight_equivalence_on_dense_data":
+            "min_child_samples counts rows, not weights; cv takes an int or None"}
+
+
+# The input checks are shared; the shrunk law's predictions are the cheaper (no bisection of
+# the CV+ bounds): its checks run in the fast tier, the pool's in the slow one.
+@parametrize_with_checks([_checked("shrunk")], expected_failed_checks=_expected_failed_checks)
 def test_sklearn_compatible_estimator(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.slow
+@parametrize_with_checks([_checked("pool")], expected_failed_checks=_expected_failed_checks)
+def test_sklearn_compatible_estimator_pool(estimator, check):
     check(estimator)

@@ -175,3 +175,26 @@ def test_shrunk_state_round_trip_and_clear_errors():
         Calibrated("poisson", tables, aggregation="shrunk")
     with pytest.raises(ValueError, match=r"aggregation must be one of \['pool', 'shrunk'\]"):
         Calibrated("normal", tables, aggregation="mean")
+
+
+def test_the_pools_mean_and_variance_are_its_cdfs_by_quadrature_in_every_group():
+    """The pool's moments come from its folds' quantile functions (no bisection of the
+    pool's); checked against integrals of its cdf, with the group's fold weights."""
+    a, b = np.array([0.1, 0.35, 0.6, 0.7]), np.array([0.2, 0.3, 0.5, 0.8, 0.9, 0.95])
+    fam = Calibrated("normal", [[a, b], [b, a]])
+    p = {"loc_0": _t([0.0, 0.0]), "scale_0": _t([1.0, 1.0]), "loc_1": _t([1.5, 1.5]),
+         "scale_1": _t([2.0, 2.0]), "group": _t([0.0, 1.0])}
+    mean, var = fam.mean(p).numpy(), fam.variance(p).numpy()
+    assert abs(mean[0] - mean[1]) > 0.1  # the groups weight the folds 4:6 and 6:4
+    for i in range(2):
+        row = {k: v[i:i + 1] for k, v in p.items()}
+
+        def cdf(v, row=row):
+            return float(fam.cdf(row, _t([v])))
+
+        m = (quad(lambda v: 1 - cdf(v), 0, 40, limit=800)[0]
+             - quad(cdf, -40, 0, limit=800)[0])  # the tails beyond 40 hold < 1e-60
+        second = (quad(lambda v: 2 * v * (1 - cdf(v)), 0, 40, limit=800)[0]
+                  - quad(lambda v: 2 * v * cdf(v), -40, 0, limit=800)[0])
+        np.testing.assert_allclose(mean[i], m, rtol=2e-3, atol=2e-3)
+        np.testing.assert_allclose(var[i], second - m * m, rtol=2e-3)
