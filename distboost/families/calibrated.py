@@ -150,6 +150,12 @@ class Calibrated(Wrapped):
         return self.aggregation == "shrunk" and self.n_folds > 1
 
     @property
+    def cheap_quantiles(self) -> bool:
+        """The shrunk average's quantiles are direct, its cdf a bisection of them: its CRPS
+        is integrated over levels (:mod:`distboost.predictive.numerical_crps`)."""
+        return self._shrunk
+
+    @property
     def param_names(self) -> tuple[str, ...]:
         names = self.inner.param_names
         if self.n_folds > 1:

@@ -11,6 +11,14 @@ are integrated at once.  A continuous family with a point mass (``Family.point_m
 zero-adjusted ones) has its levels spread over the continuous part (``F(atom) + (1 - F(atom))
 level``).
 
+A continuous family whose quantile function is cheaper than its cdf (``cheap_quantiles = True``,
+e.g. the quantile average of :class:`~distboost.families.Calibrated`, whose cdf is a
+bisection) is integrated over levels instead: ``CRPS = 2 int_0^1 rho_p(y - Q(p)) dp``
+(Laio & Tamea 2007), split at ``p* = F(y)`` so that neither piece has a kink, each piece
+mapped by ``p = p* t^2`` and ``p = 1 - (1 - p*) t^2`` (nodes gather at the tails) and
+integrated by 128-point Gauss-Legendre (as accurate as the panels of the cdf
+integral: within 1e-3 of a 4,096-point reference where the calibration maps have kinks).
+
 Discrete families: the exact sum ``sum_k (F(k) - 1{k >= y})^2`` over the integers between
 the quantiles of levels ``1e-12`` and ``1 - 1e-12`` (and ``y``), in row chunks.
 
@@ -32,6 +40,7 @@ _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(20)
 _U = 0.5 * (_NODES + 1.0)  # nodes on [0, 1]
 _W = 0.5 * _WEIGHTS
 _TAIL_TOL = 1e-12
+_LEVEL_NODES, _LEVEL_WEIGHTS = np.polynomial.legendre.leggauss(128)
 
 
 def crps_numerical(family, params: dict, y: np.ndarray, *, max_chunk: int = 20_000) -> np.ndarray:
@@ -58,6 +67,8 @@ def crps_numerical(family, params: dict, y: np.ndarray, *, max_chunk: int = 20_0
         with torch.no_grad():
             if family.discrete:
                 out[sl] = _crps_discrete(family, p, yt).numpy()
+            elif getattr(family, "cheap_quantiles", False):
+                out[sl] = _crps_by_levels(family, p, yt).numpy()
             else:
                 out[sl] = _crps_continuous(family, p, yt, yt).numpy()
     return out
@@ -134,6 +145,23 @@ def _crps_continuous(family, p, lo: torch.Tensor, hi: torch.Tensor) -> torch.Ten
             xr = xr.clamp_max(high)
         total = total + (torch.as_tensor(_W)[:, None] * integrand(xr) * jac).sum(dim=0)
     return total
+
+
+def _crps_by_levels(family, p, y: torch.Tensor) -> torch.Tensor:
+    """``2 int_0^1 rho_p(y - Q(p)) dp`` (module notes), shape (n,)."""
+    level = family.cdf(p, y)[None]
+    t = torch.as_tensor(0.5 * (_LEVEL_NODES + 1.0))[:, None]
+    w = torch.as_tensor(0.5 * _LEVEL_WEIGHTS)[:, None]
+    below = level * t * t  # levels in (0, p*): Q(p) <= y
+    above = 1.0 - (1.0 - level) * t * t  # levels in (p*, 1): Q(p) >= y
+    left = 2.0 * below * (y[None] - family.icdf(p, below)) * 2.0 * level * t
+    right = 2.0 * (1.0 - above) * (family.icdf(p, above) - y[None]) * 2.0 * (1.0 - level) * t
+    # An infinite quantile sits at a level within float64's reach of 0 or 1, where the
+    # integrand p (y - Q(p)) of a law with a mean tends to 0 (and a piece of no width, y
+    # beyond the law's reach, adds nothing).
+    left = torch.where(torch.isfinite(left) & (level > 0), left, torch.zeros_like(left))
+    right = torch.where(torch.isfinite(right) & (level < 1), right, torch.zeros_like(right))
+    return (w * (left + right)).sum(dim=0)
 
 
 def _crps_discrete(family, p, y: torch.Tensor) -> torch.Tensor:
