@@ -349,9 +349,23 @@ class Calibrated(Wrapped):
         return torch.log1p(-self.cdf(params, y))
 
     def sample(self, params, m, seed):
+        """``m`` draws per row, shape (m, n): by the quantile function at uniform levels; for
+        the pool of several folds, each draw from one fold's calibrated law, picked with its
+        weight (a mixture's draw, exact, without bisecting the pool's quantile function)."""
         n = self._rows(params)
         gen = torch.Generator().manual_seed(int(seed) % (2**63))
-        return self.icdf(params, torch.rand((m, n), generator=gen, dtype=torch.float64))
+        u = torch.rand((m, n), generator=gen, dtype=torch.float64)
+        if self.n_folds == 1 or self._shrunk:
+            return self.icdf(params, u)
+        pick = torch.rand((m, n), generator=gen, dtype=torch.float64)
+        cum = torch.zeros((self.n_folds, n), dtype=torch.float64)
+        for g, rows in self._groups(params, n):  # each row's fold weights, by its group
+            cum = torch.where(rows, torch.as_tensor(np.cumsum(self._weights[g]))[:, None], cum)
+        fold = (pick[None] >= cum[:-1, None, :]).sum(dim=0)  # (m, n): 0 .. K - 1
+        out = torch.zeros((m, n), dtype=torch.float64)
+        for k in range(self.n_folds):
+            out = torch.where(fold == k, self._fold_quantile(params, k, u, n), out)
+        return out
 
     def _moments(self, params):
         """Mean and variance: an exact sum over the integers for a discrete family (up to

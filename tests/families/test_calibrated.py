@@ -198,3 +198,17 @@ def test_the_pools_mean_and_variance_are_its_cdfs_by_quadrature_in_every_group()
                   - quad(lambda v: 2 * v * cdf(v), -40, 0, limit=800)[0])
         np.testing.assert_allclose(mean[i], m, rtol=2e-3, atol=2e-3)
         np.testing.assert_allclose(var[i], second - m * m, rtol=2e-3)
+
+
+def test_pool_draws_pick_each_fold_by_its_groups_weight_and_follow_the_pool():
+    a, b = np.linspace(0.1, 0.9, 3), np.linspace(0.1, 0.9, 6)
+    fam = Calibrated("normal", [[a, b], [b, a]])  # fold 1 weighs 6/9 in group 0, 3/9 in 1
+    p = {"loc_0": _t([0.0, 0.0]), "scale_0": _t([1.0, 1.0]), "loc_1": _t([10.0, 10.0]),
+         "scale_1": _t([1.0, 1.0]), "group": _t([0.0, 1.0])}
+    draws = fam.sample(p, 9000, seed=4).numpy()
+    share = (draws > 5.0).mean(axis=0)
+    np.testing.assert_allclose(share, [6 / 9, 3 / 9], atol=0.015)  # 3 standard errors
+    for j in range(2):  # the draws' PIT under the pool is uniform
+        pit = fam.cdf({k: v[j:j + 1] for k, v in p.items()}, _t(draws[:, j:j + 1])).numpy()
+        assert st.kstest(pit[:, 0], "uniform").pvalue > 0.01
+    np.testing.assert_array_equal(draws, fam.sample(p, 9000, seed=4).numpy())
