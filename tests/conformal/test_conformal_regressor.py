@@ -141,12 +141,14 @@ def _sine(n, seed):
 def test_shrunk_aggregation_narrows_the_pool_and_its_intervals_are_its_laws_quantiles(tmp_path):
     """The same five fold models, two laws: the shrunk law's 80 % intervals are its own
     quantiles, narrower than the pool's exact CV+ bounds (by the folds' disagreement), and
-    cover near the level.  On four data seeds the pool covered 0.800-0.848 of 5,000 new rows
-    and the shrunk law 0.756-0.829, 1-10 % narrower."""
+    cover near the level.  On data seeds 1-4 the pool covered 0.821-0.851 of 1,000 new rows
+    and the shrunk law 0.806-0.843, 2-9 % narrower (with the default 5-fold rounds on 5,000
+    new rows: 0.800-0.848 and 0.756-0.829, 1-10 % narrower)."""
     X, y = _sine(300, 1)
     Xt, yt = _sine(1000, 101)
-    cf = db.ConformalRegressor(db.DistributionalRegressor(random_state=0), cv=5,
-                               random_state=0).fit(X, y)
+    cf = db.ConformalRegressor(db.DistributionalRegressor(early_stopping="holdout",
+                                                          random_state=0),
+                               cv=5, random_state=0).fit(X, y)
     pool = np.asarray(cf.predict_interval(Xt, 0.8))
     cf.set_params(aggregation="shrunk")
     shrunk = np.asarray(cf.predict_interval(Xt, 0.8))
@@ -333,9 +335,9 @@ def test_shrunk_intervals_of_a_target_with_many_zeros_stay_in_the_support():
     cf = db.ConformalRegressor(db.DistributionalRegressor(family="tweedie", n_estimators=20,
                                                           early_stopping=False, random_state=0),
                                aggregation="shrunk", random_state=0).fit(X, y)
-    iv = np.asarray(cf.predict_interval(X, 0.9))
+    iv = np.asarray(cf.predict_interval(X[:60], 0.9))  # a Tweedie's quantiles are inverted
     assert iv[:, 0].min() >= 0.0 and np.all(iv[:, 1] > iv[:, 0])
-    assert np.all(cf.predict_dist(X[:20]).quantile(np.array([0.01, 0.5])) >= 0.0)
+    assert np.all(cf.predict_dist(X[:10]).quantile(np.array([0.01, 0.5])) >= 0.0)
 
 
 # scikit-learn's estimator checks: lists and array-likes, sparse input refused, a column-vector
