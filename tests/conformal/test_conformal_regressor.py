@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+from sklearn.exceptions import DataConversionWarning
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
@@ -356,14 +357,21 @@ def _expected_failed_checks(estimator):
             "min_child_samples counts rows, not weights; cv takes an int or None"}
 
 
-# The input checks are shared; the shrunk law's predictions are the cheaper (no bisection of
-# the CV+ bounds): its checks run in the fast tier, the pool's in the slow one.
-@parametrize_with_checks([_checked("shrunk")], expected_failed_checks=_expected_failed_checks)
+@pytest.mark.slow  # ~60 checks for each aggregation; the fast tier has the test below
+@parametrize_with_checks([_checked("shrunk"), _checked("pool")],
+                         expected_failed_checks=_expected_failed_checks)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 
 
-@pytest.mark.slow
-@parametrize_with_checks([_checked("pool")], expected_failed_checks=_expected_failed_checks)
-def test_sklearn_compatible_estimator_pool(estimator, check):
-    check(estimator)
+def test_lists_array_likes_and_a_column_vector_y_are_taken_as_arrays():
+    """What scikit-learn's checks found (the slow tier runs them all): a list X raised an
+    IndexError, a column-vector y was refused."""
+    X, y = _heavy(40, 8)
+    cf = _checked("pool").fit(X.tolist(), y.tolist())
+    want = cf.predict_interval(X[:3], 0.8)
+    np.testing.assert_array_equal(cf.predict_interval(X[:3].tolist(), 0.8), want)
+    with pytest.warns(DataConversionWarning, match="column-vector y"):
+        again = _checked("pool").fit(X, y[:, None])
+    np.testing.assert_array_equal(again.predict_interval(X[:3], 0.8), want)
+    assert cf.predict(X[:3].tolist()).shape == (3,)
