@@ -365,6 +365,22 @@ def take_columns(X, index: np.ndarray):
     return X.iloc[:, index] if isinstance(X, pd.DataFrame) else X[:, index]
 
 
+def target_array(y, name: str = "y", owner: str = "This estimator",
+                 stacklevel: int = 4) -> np.ndarray:
+    """``y`` as an ndarray (a Series or DataFrame by its values); a column vector is used as
+    1-D, with scikit-learn's ``DataConversionWarning``; None is a clear error."""
+    if y is None:
+        raise ValueError(f"{owner} requires y to be passed, but the target {name} is None.")
+    y = np.asarray(y.to_numpy() if isinstance(y, pd.DataFrame | pd.Series) else y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn(
+            f"A column-vector {name} was passed when a 1d array was expected; "
+            "it is used as a 1-D array.", DataConversionWarning, stacklevel=stacklevel,
+        )
+        y = y[:, 0]
+    return y
+
+
 def check_target(family, y, name: str = "y") -> np.ndarray:
     """Validate a regression target for ``family``: numeric, at least one row, inside the
     family's support (a column vector is used as 1-D, with scikit-learn's warning).
@@ -380,15 +396,7 @@ def check_target(family, y, name: str = "y") -> np.ndarray:
     encode = getattr(family, "encode_target", None)  # e.g. ordered labels -> class indices
     if encode is not None:
         y = _naming(name, encode, y)
-    if isinstance(y, pd.DataFrame | pd.Series):
-        y = y.to_numpy()
-    y = np.asarray(y)
-    if y.ndim == 2 and y.shape[1] == 1:
-        warnings.warn(
-            f"A column-vector {name} was passed when a 1d array was expected; "
-            "it is used as a 1-D array.", DataConversionWarning, stacklevel=4,
-        )
-        y = y[:, 0]
+    y = target_array(y, name, stacklevel=5)
     if y.dtype.kind not in "biuf":
         try:
             y = y.astype(np.float64)

@@ -3,14 +3,13 @@ fit; the level of an interval; the aggregation of the fold laws against the meth
 
 from __future__ import annotations
 
-import warnings
 from numbers import Real
 
 import numpy as np
 import pandas as pd
-from sklearn.exceptions import DataConversionWarning
 from sklearn.utils import check_array
 
+from .._validation import target_array
 from ..families import get
 
 __all__ = ["check_family", "check_level", "check_aggregation", "check_rows", "check_y"]
@@ -27,15 +26,8 @@ def check_rows(X):
 
 def check_y(y) -> np.ndarray:
     """A scalar target of shape (n,); a column vector is used as 1-D with scikit-learn's
-    warning."""
-    if y is None:
-        raise ValueError("ConformalRegressor requires y to be passed, but the target y is "
-                         "None.")
-    y = np.asarray(y.to_numpy() if isinstance(y, pd.Series | pd.DataFrame) else y)
-    if y.ndim == 2 and y.shape[1] == 1:
-        warnings.warn("A column-vector y was passed when a 1d array was expected; it is used "
-                      "as a 1-D array.", DataConversionWarning, stacklevel=3)
-        y = y[:, 0]
+    warning (:func:`~distboost._validation.target_array`, as the estimators)."""
+    y = target_array(y, owner="ConformalRegressor")
     if y.ndim != 1:
         raise ValueError(
             f"ConformalRegressor calibrates a scalar target; y has shape {y.shape} "

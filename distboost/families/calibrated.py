@@ -306,10 +306,10 @@ class Calibrated(Wrapped):
         # c > 1 widens the average: kept inside the support (a positive family stays >= 0).
         return (m + c * (avg - m)).clamp(self.inner.support.low, self.inner.support.high)
 
-    def _shrunk_level(self, params, y: torch.Tensor) -> torch.Tensor:
+    def _shrunk_level(self, params, y: torch.Tensor, centre=None) -> torch.Tensor:
         """``p`` with ``Q(p) = y`` by bisection on (0, 1), elementwise (``Q`` increases)."""
         n = self._rows(params)
-        centre = self._centre_and_factor(params, n)
+        centre = self._centre_and_factor(params, n) if centre is None else centre
         shape = broadcast_shapes(y.shape, (n,))
         lo = torch.zeros(shape, dtype=torch.float64)
         hi = torch.ones(shape, dtype=torch.float64)
@@ -325,8 +325,8 @@ class Calibrated(Wrapped):
         ``u_k = G_k^{-1}(p)`` and ``x_k = F_k^{-1}(u_k)``."""
         n = self._rows(params)
         with torch.no_grad():
-            p = self._shrunk_level(params, y)
-            _, c = self._centre_and_factor(params, n)
+            centre = self._centre_and_factor(params, n)
+            p, c = self._shrunk_level(params, y, centre), centre[1]
             slopes = []
             for k in range(self.n_folds):
                 u = torch.zeros_like(p)
